@@ -1,0 +1,57 @@
+# The two commands: `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+REF_VENV := .venv-ref
+PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
+SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test lint test-postgres test-sqlite clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	touch $@
+
+# The reference client lives in its own environment: its package is also
+# called `powercontext` and must never shadow ours.
+$(REF_VENV)/.installed:
+	$(PYTHON) -m venv $(REF_VENV)
+	$(REF_VENV)/bin/pip install --quiet --upgrade pip
+	$(REF_VENV)/bin/pip install --quiet 'powercontext[client]==1.4.1'
+	touch $@
+
+run: $(VENV)/.installed
+	@mkdir -p var
+	@export DJANGO_SETTINGS_MODULE=powercontext.settings.local; \
+	$(VENV)/bin/python manage.py migrate --noinput -v 0 && \
+	$(VENV)/bin/python manage.py collectstatic --noinput -v 0 && \
+	$(VENV)/bin/python manage.py localsetup && \
+	exec $(VENV)/bin/gunicorn powercontext.wsgi:application \
+		--env DJANGO_SETTINGS_MODULE=powercontext.settings.local
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+	DJANGO_SETTINGS_MODULE=powercontext.settings.test DATABASE_URL=$(SQLITE_TEST_URL) \
+		$(VENV)/bin/python manage.py makemigrations --check --dry-run
+
+test: $(VENV)/.installed $(REF_VENV)/.installed
+	@$(VENV)/bin/python tests/check_postgres.py "$(PG_URL)"
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory test-postgres
+	$(MAKE) --no-print-directory test-sqlite
+
+test-postgres: $(VENV)/.installed $(REF_VENV)/.installed
+	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider
+
+test-sqlite: $(VENV)/.installed
+	@mkdir -p var
+	DATABASE_URL=$(SQLITE_TEST_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
+		-m "not postgres"
+
+clean:
+	rm -rf $(VENV) $(REF_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache

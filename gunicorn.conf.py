@@ -1,0 +1,28 @@
+"""Gunicorn settings (read automatically from the working directory).
+
+Every value can be overridden with ``GUNICORN_CMD_ARGS`` or the variables below;
+see docs/operations.md for sizing.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("POWERCONTEXT_BIND", "127.0.0.1:8000")
+worker_class = "gthread"
+workers = int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count()))
+threads = int(os.environ.get("POWERCONTEXT_THREADS", "4"))
+timeout = int(os.environ.get("POWERCONTEXT_WORKER_TIMEOUT", "30"))
+graceful_timeout = 30
+keepalive = 5
+max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "20000"))
+max_requests_jitter = 2000
+# The longest legal URL (two 256-character ids percent-encoded as UTF-8, plus a
+# 4096-character cursor) passes gunicorn's 8190-byte default; 0 lifts it to 1 MiB.
+limit_request_line = 0
+limit_request_field_size = 16384
+# Don't preload: database connections and pools must be opened in each worker.
+preload_app = False
+accesslog = None  # the application writes one line per request, with its request id
+errorlog = "-"
+loglevel = os.environ.get("POWERCONTEXT_GUNICORN_LOG_LEVEL", "info")
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -1,0 +1,1 @@
+"""The powercontext Django project: settings, URL routing, cross-app HTTP plumbing."""

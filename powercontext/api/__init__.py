@@ -1,0 +1,1 @@
+"""Cross-app HTTP plumbing: errors, request ids, authentication, cursors."""

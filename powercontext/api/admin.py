@@ -1,0 +1,121 @@
+"""Admin for API tokens: mint (the secret is shown once), view, revoke.
+
+Tokens are never edited or deleted here: revocation keeps the row for audit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from .management.commands.createtoken import parse_grant
+from .models import ApiToken, TokenGrant
+from .tokens import token_create, token_revoke
+
+
+class TokenMintForm(forms.ModelForm):
+    grants_text = forms.CharField(
+        label="Grants",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=(
+            "One SCOPE:ROLE per line; SCOPE a scope id or *, "
+            "ROLE viewer|contributor|admin."
+        ),
+    )
+
+    class Meta:
+        model = ApiToken
+        fields = ["principal", "expires_at"]
+
+    def clean_grants_text(self) -> list[tuple[str, str]]:
+        lines = [line.strip() for line in self.cleaned_data["grants_text"].splitlines()]
+        try:
+            return [parse_grant(line) for line in lines if line]
+        except Exception as exc:  # CommandError carries the explanation
+            raise forms.ValidationError(str(exc)) from None
+
+
+class TokenGrantInline(admin.TabularInline):
+    model = TokenGrant
+    extra = 0
+    can_delete = False
+    readonly_fields = ["scope_id", "role"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = [
+        "prefix",
+        "principal",
+        "revoked",
+        "expires_at",
+        "last_used_at",
+        "created_at",
+    ]
+    list_filter = ["revoked"]
+    search_fields = ["=prefix", "=principal"]
+    readonly_fields = [
+        "prefix",
+        "principal",
+        "created_at",
+        "expires_at",
+        "revoked",
+        "revoked_at",
+        "last_used_at",
+    ]
+    inlines = [TokenGrantInline]
+    actions = ["revoke_tokens"]
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if obj is None:
+            kwargs["form"] = TokenMintForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.readonly_fields if obj is not None else []
+
+    def get_inlines(self, request: HttpRequest, obj: Any) -> Any:
+        return self.inlines if obj is not None else []
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return ["principal", "grants_text", "expires_at"]
+        return self.readonly_fields
+
+    def save_model(
+        self, request: HttpRequest, obj: ApiToken, form: Any, change: bool
+    ) -> None:
+        if change:
+            return
+        token, raw = token_create(
+            principal=form.cleaned_data["principal"],
+            grants=form.cleaned_data["grants_text"],
+            expires_at=form.cleaned_data.get("expires_at"),
+        )
+        # The admin continues with ``obj``; make it the row the service wrote.
+        obj.pk = token.pk
+        obj.prefix = token.prefix
+        obj.created_at = token.created_at
+        obj._state.adding = False
+        messages.warning(request, f"New token (shown once, copy it now): {raw}")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        for token in queryset:
+            token_revoke(prefix=token.prefix)
+        messages.success(request, f"Revoked {queryset.count()} token(s).")

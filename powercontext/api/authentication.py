@@ -1,0 +1,73 @@
+"""DRF authentication: ``Authorization: Bearer <token>``.
+
+Order of acceptance: ``POWERCONTEXT_AUTH_MODE=disabled`` (local development only,
+every caller is a local admin); the static ``POWERCONTEXT_SERVER_AUTH_TOKEN``
+(the reference's single-token mode, ``*:admin``); a minted token from the database.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Any
+
+from django.conf import settings
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.request import Request
+
+from .principals import (
+    LOCAL_PRINCIPAL,
+    STATIC_TOKEN_PRINCIPAL,
+    Principal,
+    superuser_principal,
+)
+from .tokens import TokenRejected, token_authenticate
+
+logger = logging.getLogger("powercontext.auth")
+
+_LOCAL = superuser_principal(LOCAL_PRINCIPAL)
+_STATIC = superuser_principal(STATIC_TOKEN_PRINCIPAL)
+
+
+def auth_disabled() -> bool:
+    """Disabled mode only ever applies with DEBUG on (settings refuse it otherwise)."""
+    return settings.POWERCONTEXT_AUTH_MODE == "disabled" and settings.DEBUG
+
+
+class BearerTokenAuthentication(BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[Principal, str | None] | None:
+        if auth_disabled():
+            return self._accept(request, _LOCAL, None)
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if not header:
+            return None
+        scheme, _, raw = header.partition(" ")
+        raw = raw.strip()
+        if scheme.lower() != "bearer" or not raw:
+            raise AuthenticationFailed(
+                "The Authorization header must be 'Bearer <token>'."
+            )
+        static = settings.POWERCONTEXT_SERVER_AUTH_TOKEN
+        if static and hmac.compare_digest(raw.encode(), static.encode()):
+            return self._accept(request, _STATIC, raw)
+        try:
+            principal = token_authenticate(raw)
+        except TokenRejected as rejected:
+            logger.info("token rejected: %s", rejected)
+            raise AuthenticationFailed(
+                "The bearer token is unknown, revoked or expired."
+            ) from None
+        return self._accept(request, principal, raw)
+
+    def authenticate_header(self, request: Request) -> str:
+        return self.keyword
+
+    @staticmethod
+    def _accept(
+        request: Request, principal: Principal, raw: Any
+    ) -> tuple[Principal, Any]:
+        request._request.principal_name = principal.name  # type: ignore[attr-defined]
+        return principal, raw

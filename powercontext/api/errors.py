@@ -1,0 +1,123 @@
+"""The one error renderer: every error body is ``{"error": {code, message, details}}``.
+
+``api_exception_handler`` is DRF's ``EXCEPTION_HANDLER``; ``not_found_view``,
+``server_error_view`` and the middleware reuse ``error_response`` for paths DRF
+never sees, so a client meets exactly one shape whatever failed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse
+from rest_framework import exceptions as drf_exceptions
+
+from . import exceptions as api_exceptions
+from .exceptions import DomainError
+from .validation import errors_from_drf
+
+logger = logging.getLogger("powercontext.errors")
+
+
+def error_response(error: DomainError) -> HttpResponse:
+    """Render ``error`` as the envelope with its status and headers."""
+    body = {
+        "error": {
+            "code": error.code,
+            "message": error.message,
+            "details": error.details,
+        }
+    }
+    response = HttpResponse(
+        json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+        status=error.status_code,
+        content_type="application/json",
+    )
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def _translate_drf(exc: drf_exceptions.APIException) -> DomainError:
+    if isinstance(exc, drf_exceptions.ValidationError):
+        return api_exceptions.RequestValidationError(
+            errors_from_drf(exc.detail, ["body"])
+        )
+    if isinstance(
+        exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)
+    ):
+        message = (
+            None
+            if isinstance(exc, drf_exceptions.NotAuthenticated)
+            else str(exc.detail)
+        )
+        return api_exceptions.Unauthorized(message)
+    if isinstance(exc, drf_exceptions.PermissionDenied):
+        return api_exceptions.Forbidden()
+    if isinstance(exc, drf_exceptions.NotFound):
+        return api_exceptions.NotFound()
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        return api_exceptions.MethodNotAllowed()
+    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
+        return api_exceptions.UnsupportedMediaType()
+    if isinstance(exc, drf_exceptions.ParseError):
+        return api_exceptions.RequestValidationError.single(
+            ["body"], "json_invalid", "The request body is not valid JSON."
+        )
+    if isinstance(exc, drf_exceptions.Throttled):
+        return api_exceptions.RateLimited(
+            headers={"Retry-After": str(int(getattr(exc, "wait", None) or 1))}
+        )
+    return api_exceptions.InternalError()
+
+
+def as_domain_error(exc: BaseException) -> DomainError:
+    """Map any exception to the DomainError that describes it to a client."""
+    if isinstance(exc, DomainError):
+        return exc
+    if isinstance(exc, Http404):
+        return api_exceptions.NotFound()
+    if isinstance(exc, drf_exceptions.APIException):
+        return _translate_drf(exc)
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        logger.warning("database unavailable: %s", exc)
+        return api_exceptions.ServiceUnavailable()
+    if isinstance(exc, DatabaseError):
+        logger.exception("unexpected database error")
+        return api_exceptions.InternalError()
+    logger.exception("unexpected error")
+    return api_exceptions.InternalError()
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpResponse:
+    """DRF's exception handler: every exception a view raises becomes the envelope."""
+    return error_response(as_domain_error(exc))
+
+
+def not_found_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """Catch-all route and ``handler404``: unknown paths answer the envelope."""
+    return error_response(
+        api_exceptions.NotFound("No such route: check the method and path.")
+    )
+
+
+def server_error_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """``handler500`` for failures outside DRF views (Django already logged them)."""
+    return error_response(api_exceptions.InternalError())
+
+
+def bad_request_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """``handler400`` (e.g. a disallowed Host header, a suspicious operation)."""
+    return error_response(
+        api_exceptions.BadRequest("The request could not be processed.")
+    )
+
+
+def permission_denied_view(
+    request: HttpRequest, *args: Any, **kwargs: Any
+) -> HttpResponse:
+    """``handler403`` outside DRF (e.g. CSRF failure in the admin)."""
+    return error_response(api_exceptions.Forbidden("Forbidden."))

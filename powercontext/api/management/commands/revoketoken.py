@@ -1,0 +1,29 @@
+"""``manage.py revoketoken PREFIX``: revoke the token whose visible prefix is PREFIX."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from powercontext.api.exceptions import NotFound
+from powercontext.api.tokens import token_revoke
+
+
+class Command(BaseCommand):
+    help = "Revoke an API token by its visible prefix (as shown in the admin)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "prefix", help="The token's visible prefix, e.g. pct_AbCdEfGh."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            token = token_revoke(prefix=options["prefix"])
+        except NotFound as exc:
+            raise CommandError(exc.message) from None
+        self.stdout.write(
+            f"Revoked {token.prefix}… ({token.principal}) "
+            f"at {token.revoked_at:%Y-%m-%dT%H:%M:%SZ}."
+        )

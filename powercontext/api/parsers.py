@@ -1,0 +1,74 @@
+"""The JSON body parser: strict UTF-8, strict JSON, bodies are objects.
+
+Rejected with 422 (never a 500): invalid UTF-8, malformed JSON, ``NaN``/``Infinity``,
+duplicate object keys, nesting deep enough to exhaust the decoder, numbers RFC 8785
+cannot canonicalise, strings holding NUL or unpaired surrogates, and any top-level
+value that is not an object.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from rest_framework.parsers import BaseParser
+
+from .exceptions import RequestValidationError
+from .validation import check_json_value
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _DuplicateKey("duplicate object key")
+    return result
+
+
+def parse_json_object(raw: bytes) -> dict[str, Any]:
+    """Decode ``raw`` into a JSON object or raise a 422 ``RequestValidationError``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RequestValidationError.single(
+            ["body"], "json_invalid", "The request body is not valid UTF-8."
+        ) from None
+    try:
+        data = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            object_pairs_hook=_object_without_duplicates,
+        )
+    except _DuplicateKey:
+        raise RequestValidationError.single(
+            ["body"], "json_invalid", "The request body repeats an object key."
+        ) from None
+    except (ValueError, RecursionError):
+        raise RequestValidationError.single(
+            ["body"], "json_invalid", "The request body is not valid JSON."
+        ) from None
+    if not isinstance(data, dict):
+        raise RequestValidationError.single(
+            ["body"], "dict_type", "The request body must be a JSON object."
+        )
+    check_json_value(data, ["body"])
+    return data
+
+
+class StrictJSONParser(BaseParser):
+    media_type = "application/json"
+
+    def parse(
+        self,
+        stream: IO[bytes],
+        media_type: str | None = None,
+        parser_context: Any = None,
+    ) -> dict[str, Any]:
+        return parse_json_object(stream.read())

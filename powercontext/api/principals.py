@@ -1,0 +1,53 @@
+"""Who is calling and what they may do: ``Principal`` and its grants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .models import ALL_SCOPES, ROLE_RANK, Role
+
+
+@dataclass(frozen=True)
+class Grant:
+    scope_id: str
+    role: Role
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated caller; ``token_id`` is None for static and local callers."""
+
+    name: str
+    grants: tuple[Grant, ...] = field(default=())
+    token_id: int | None = None
+
+    is_authenticated = True  # what DRF and Django ask of ``request.user``
+
+    def can(self, scope_id: str, role: Role) -> bool:
+        """Whether a grant on ``scope_id`` (or ``*``) reaches ``role``."""
+        needed = ROLE_RANK[role]
+        return any(
+            grant.scope_id in (scope_id, ALL_SCOPES) and ROLE_RANK[grant.role] >= needed
+            for grant in self.grants
+        )
+
+    def can_everywhere(self, role: Role) -> bool:
+        needed = ROLE_RANK[role]
+        return any(
+            grant.scope_id == ALL_SCOPES and ROLE_RANK[grant.role] >= needed
+            for grant in self.grants
+        )
+
+    def visible_scope_ids(self) -> set[str] | None:
+        """Scope ids this principal may read; None means every scope."""
+        if self.can_everywhere(Role.VIEWER):
+            return None
+        return {grant.scope_id for grant in self.grants}
+
+
+STATIC_TOKEN_PRINCIPAL = "static-token"  # noqa: S105 - a principal name
+LOCAL_PRINCIPAL = "local"
+
+
+def superuser_principal(name: str) -> Principal:
+    return Principal(name=name, grants=(Grant(ALL_SCOPES, Role.ADMIN),))

@@ -1,0 +1,123 @@
+"""Token services: mint, revoke, grant, and resolve a presented bearer token."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from .exceptions import NotFound
+from .models import ApiToken, Role, TokenGrant
+from .principals import Grant, Principal
+
+TOKEN_PREFIX = "pct_"  # noqa: S105 - the public marker of our tokens
+VISIBLE_PREFIX_LENGTH = 12
+
+
+class TokenRejected(Exception):
+    """The token is unknown, revoked or expired (the reason is only logged)."""
+
+
+def token_hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def token_create(
+    *,
+    principal: str,
+    grants: Iterable[tuple[str, Role]],
+    expires_at: datetime | None = None,
+) -> tuple[ApiToken, str]:
+    """Mint a token for ``principal`` with ``grants``; returns the row and the secret.
+
+    The secret is returned once and never stored. Runs in its own transaction.
+    """
+    grant_list = list(dict.fromkeys(grants))
+    for _ in range(5):
+        raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        try:
+            with transaction.atomic(durable=True):
+                token = ApiToken.objects.create(
+                    prefix=raw[:VISIBLE_PREFIX_LENGTH],
+                    token_hash=token_hash(raw),
+                    principal=principal,
+                    created_at=timezone.now(),
+                    expires_at=expires_at,
+                )
+                TokenGrant.objects.bulk_create(
+                    TokenGrant(token=token, scope_id=scope_id, role=role)
+                    for scope_id, role in grant_list
+                )
+            return token, raw
+        except IntegrityError:  # a visible-prefix collision: mint another
+            continue
+    raise RuntimeError("could not mint a token with a unique prefix")
+
+
+def token_revoke(*, prefix: str) -> ApiToken:
+    """Revoke the token whose visible prefix is ``prefix``; raises ``NotFound``."""
+    with transaction.atomic(durable=True):
+        token = ApiToken.objects.select_for_update().filter(prefix=prefix).first()
+        if token is None:
+            raise NotFound(f"No token has the prefix {prefix!r}.")
+        if not token.revoked:
+            token.revoked = True
+            token.revoked_at = timezone.now()
+            token.save(update_fields=["revoked", "revoked_at"])
+    return token
+
+
+def grant_add(*, token_id: int, scope_id: str, role: Role) -> None:
+    """Give ``token_id`` ``role`` on ``scope_id`` (idempotent; never lowers a grant).
+
+    Called inside the caller's transaction (scope creation grants its creator admin).
+    """
+    TokenGrant.objects.bulk_create(
+        [TokenGrant(token_id=token_id, scope_id=scope_id, role=role)],
+        ignore_conflicts=True,
+    )
+
+
+def token_authenticate(raw: str) -> Principal:
+    """Resolve a presented token and its grants with one query.
+
+    Raises ``TokenRejected`` for unknown, revoked or expired tokens. Records the use
+    at most once per ``POWERCONTEXT_TOKEN_LAST_USED_INTERVAL`` seconds, with a
+    conditional UPDATE so concurrent requests do not all write.
+    """
+    rows = list(
+        ApiToken.objects.filter(token_hash=token_hash(raw)).values_list(
+            "id",
+            "principal",
+            "revoked",
+            "expires_at",
+            "last_used_at",
+            "grants__scope_id",
+            "grants__role",
+        )
+    )
+    if not rows:
+        raise TokenRejected("unknown token")
+    token_id, name, revoked, expires_at, last_used_at = rows[0][:5]
+    now = timezone.now()
+    if revoked:
+        raise TokenRejected("revoked token")
+    if expires_at is not None and expires_at <= now:
+        raise TokenRejected("expired token")
+    interval = timedelta(seconds=settings.POWERCONTEXT_TOKEN_LAST_USED_INTERVAL)
+    if last_used_at is None or now - last_used_at >= interval:
+        ApiToken.objects.filter(pk=token_id).filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - interval)
+        ).update(last_used_at=now)
+    grants = tuple(
+        Grant(scope_id, Role(role))
+        for *_, scope_id, role in rows
+        if scope_id is not None
+    )
+    return Principal(name=name, grants=grants, token_id=token_id)

@@ -1,0 +1,9 @@
+"""ASGI entry point (the service is served over WSGI; this exists for tools)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "powercontext.settings.production")
+
+application = get_asgi_application()

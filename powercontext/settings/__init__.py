@@ -1,0 +1,1 @@
+"""Settings split by environment: ``base`` holds everything, the others adjust it."""

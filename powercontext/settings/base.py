@@ -1,0 +1,242 @@
+"""Settings shared by every environment, driven by environment variables.
+
+Every variable is documented in ``docs/operations.md``. Values that code reads at
+call time (limits, TTLs) are plain settings so tests can override them.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "powercontext.api",
+    "sources",
+    "sessions_app",
+]
+
+MIDDLEWARE = [
+    "powercontext.api.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "powercontext.api.middleware.BodySizeLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "powercontext.urls"
+WSGI_APPLICATION = "powercontext.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def database_from_env(url: str) -> dict:
+    """Build the DATABASES entry for ``url`` with the options each engine needs.
+
+    SQLite runs in WAL mode with IMMEDIATE transactions and a busy timeout so that
+    concurrent writers wait for each other instead of failing with "database is
+    locked". PostgreSQL uses psycopg 3's connection pool unless disabled.
+    """
+    config = environ.Env.db_url_config(url)
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env.int("POWERCONTEXT_SQLITE_BUSY_TIMEOUT", default=30),
+            "init_command": (
+                "PRAGMA journal_mode=WAL;"
+                "PRAGMA synchronous=NORMAL;"
+                "PRAGMA foreign_keys=ON;"
+            ),
+        }
+    elif config["ENGINE"] == "django.db.backends.postgresql":
+        options = config.setdefault("OPTIONS", {})
+        if env.bool("POWERCONTEXT_DB_POOL", default=True):
+            options["pool"] = {
+                "min_size": env.int("POWERCONTEXT_DB_POOL_MIN", default=2),
+                "max_size": env.int("POWERCONTEXT_DB_POOL_MAX", default=8),
+                "timeout": env.float("POWERCONTEXT_DB_POOL_TIMEOUT", default=10.0),
+            }
+            config["CONN_MAX_AGE"] = 0
+        else:
+            config["CONN_MAX_AGE"] = env.int("POWERCONTEXT_DB_CONN_MAX_AGE", default=60)
+            config["CONN_HEALTH_CHECKS"] = True
+        options.setdefault(
+            "connect_timeout", env.int("POWERCONTEXT_DB_CONNECT_TIMEOUT", default=5)
+        )
+        if env.bool("POWERCONTEXT_DB_DISABLE_PREPARE", default=False):
+            # Needed behind PgBouncer in transaction mode (psycopg prepared statements).
+            options["prepare_threshold"] = None
+            config["DISABLE_SERVER_SIDE_CURSORS"] = True
+    else:
+        raise ImproperlyConfigured(
+            f"Unsupported database engine in DATABASE_URL: {config['ENGINE']}"
+        )
+    return config
+
+
+DATABASES = {
+    "default": database_from_env(
+        env.str("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'powercontext.sqlite3'}")
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": (
+            "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"
+        )
+    },
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = env.str("DJANGO_STATIC_ROOT", default=str(VAR_DIR / "static"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+# --- Request limits -----------------------------------------------------------------
+POWERCONTEXT_MAX_BODY_BYTES = env.int(
+    "POWERCONTEXT_MAX_BODY_BYTES", default=16 * 1024 * 1024
+)
+# Django's own guards stay consistent with ours; ours answers first with the envelope.
+DATA_UPLOAD_MAX_MEMORY_SIZE = POWERCONTEXT_MAX_BODY_BYTES
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
+
+# --- Authentication -----------------------------------------------------------------
+POWERCONTEXT_AUTH_MODE = env.str("POWERCONTEXT_AUTH_MODE", default="enforced")
+if POWERCONTEXT_AUTH_MODE not in ("enforced", "disabled"):
+    raise ImproperlyConfigured("POWERCONTEXT_AUTH_MODE must be enforced or disabled.")
+if POWERCONTEXT_AUTH_MODE == "disabled" and not DEBUG:
+    raise ImproperlyConfigured(
+        "POWERCONTEXT_AUTH_MODE=disabled is refused unless DJANGO_DEBUG=true "
+        "(it makes every caller an admin)."
+    )
+POWERCONTEXT_SERVER_AUTH_TOKEN = env.str("POWERCONTEXT_SERVER_AUTH_TOKEN", default="")
+POWERCONTEXT_TOKEN_LAST_USED_INTERVAL = env.int(
+    "POWERCONTEXT_TOKEN_LAST_USED_INTERVAL", default=60
+)
+
+# --- Lists ---------------------------------------------------------------------------
+POWERCONTEXT_CURSOR_TTL = env.int("POWERCONTEXT_CURSOR_TTL", default=3600)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "powercontext.api.authentication.BearerTokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "powercontext.api.permissions.IsAuthenticatedPrincipal"
+    ],
+    "DEFAULT_PARSER_CLASSES": ["powercontext.api.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": (
+        "powercontext.api.negotiation.JSONOnlyNegotiation"
+    ),
+    "EXCEPTION_HANDLER": "powercontext.api.errors.api_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "STRICT_JSON": True,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "powercontext",
+    "DESCRIPTION": (
+        "Registry of captured Sources, Working Notes, session envelopes and handoff "
+        "evidence; wire-compatible with PowerContext 1.4.1."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
+    "AUTHENTICATION_WHITELIST": [
+        "powercontext.api.authentication.BearerTokenAuthentication"
+    ],
+}
+
+# --- Security (production.py tightens these) ------------------------------------------
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "powercontext.api.logging.RequestIdFilter"}},
+    "formatters": {
+        "plain": {
+            "format": (
+                "%(asctime)s %(levelname)s %(name)s "
+                "request_id=%(request_id)s %(message)s"
+            ),
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["request_id"],
+        },
+    },
+    "root": {
+        "handlers": ["console"],
+        "level": env.str("POWERCONTEXT_LOG_LEVEL", default="INFO"),
+    },
+    "loggers": {
+        # Our exception handler logs unexpected errors itself, with the request id.
+        "django.request": {
+            "handlers": ["console"],
+            "level": "ERROR",
+            "propagate": False,
+        },
+        "django.db.backends": {"level": "WARNING"},
+    },
+}

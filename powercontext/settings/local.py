@@ -1,0 +1,24 @@
+"""Settings for ``make run``: the embedded SQLite default, loopback only.
+
+DEBUG stays off so that what a newcomer sees is what production serves; the secret
+key is generated once and kept under ``var/`` so cursors and admin sessions survive
+restarts.
+"""
+
+import secrets
+
+from .base import *  # noqa: F403
+from .base import VAR_DIR, env
+
+VAR_DIR.mkdir(exist_ok=True)
+
+
+def _local_secret_key() -> str:
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or _local_secret_key()

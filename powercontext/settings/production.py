@@ -1,0 +1,38 @@
+"""Production settings: secrets are required, HTTPS is enforced by default.
+
+Behind a TLS-terminating proxy set ``DJANGO_SECURE_PROXY_SSL_HEADER=true`` so that
+``X-Forwarded-Proto: https`` marks requests secure. The health paths are exempt from
+the HTTPS redirect so load balancers can probe over plain HTTP.
+"""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = False
+if POWERCONTEXT_AUTH_MODE == "disabled":  # noqa: F405
+    raise ImproperlyConfigured("POWERCONTEXT_AUTH_MODE=disabled is refused here.")
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+if len(SECRET_KEY) < 50:
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY must be set to at least 50 random characters."
+    )
+if "DATABASE_URL" not in env:
+    raise ImproperlyConfigured("DATABASE_URL must be set in production.")
+
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True
+)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=False)
+if not SECURE_HSTS_PRELOAD:
+    # Preloading is a one-way commitment for the whole domain; leave it to operators.
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=True)
+CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=True)
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+USE_X_FORWARDED_HOST = env.bool("DJANGO_USE_X_FORWARDED_HOST", default=False)

@@ -1,0 +1,23 @@
+"""Settings for the test suite: ``DATABASE_URL`` picks PostgreSQL or SQLite.
+
+Tests open plain connections (no pool): pytest-django creates and drops the test
+database, and concurrency tests close each thread's connection themselves.
+"""
+
+from .base import *  # noqa: F403
+from .base import DATABASES
+
+SECRET_KEY = "test-secret-key-not-for-production-0123456789-abcdefghijklmnop"  # noqa: S105
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# Static files come from the app finders in tests (no collectstatic run).
+STATIC_ROOT = None
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
+
+DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
+DATABASES["default"]["CONN_MAX_AGE"] = 0

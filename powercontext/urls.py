@@ -1,0 +1,30 @@
+"""URL routing. Every path not matched here answers the 404 envelope."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularSwaggerView
+
+from powercontext.api import errors, health
+from powercontext.api.openapi import OpenApiDocumentView
+
+urlpatterns = [
+    path("health/live", health.LivenessView.as_view(), name="health-live"),
+    path("health/ready", health.ReadinessView.as_view(), name="health-ready"),
+    path("openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
+    path(
+        "docs",
+        SpectacularSwaggerView.as_view(
+            url_name="openapi", authentication_classes=[], permission_classes=[]
+        ),
+        name="docs",
+    ),
+    path("admin/", admin.site.urls),
+    path("v1/", include("sources.urls")),
+    path("v1/", include("sessions_app.urls")),
+    re_path(r"^.*$", errors.not_found_view),
+]
+
+handler400 = "powercontext.api.errors.bad_request_view"
+handler403 = "powercontext.api.errors.permission_denied_view"
+handler404 = "powercontext.api.errors.not_found_view"
+handler500 = "powercontext.api.errors.server_error_view"

@@ -1,0 +1,1 @@
+"""Session envelopes, their revisions, and working notes kept in the envelope."""

@@ -1,0 +1,3 @@
+"""Envelope routes (added with the envelope feature)."""
+
+urlpatterns: list = []

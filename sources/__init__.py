@@ -1,0 +1,1 @@
+"""Scopes and the Source registry: capture, working notes, reads, audit, evidence."""

@@ -1,0 +1,111 @@
+"""Writes to the registry. Every service owns its transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from powercontext.api.db import violates_constraint
+from powercontext.api.models import Role
+from powercontext.api.principals import Principal
+from powercontext.api.tokens import grant_add
+from powercontext.canonical import canonical_sha256
+
+from .exceptions import ScopeIdempotencyConflict, ScopeNotFound
+from .identifiers import new_scope_id
+from .models import (
+    Scope,
+    ScopeContextReference,
+    ScopeExternalReference,
+    SourceJournalHead,
+)
+
+
+@dataclass(frozen=True)
+class ExternalReference:
+    kind: str
+    value: str
+
+
+def scope_create(
+    *,
+    principal: Principal,
+    title: str,
+    summary: str,
+    parent_scope_id: str | None,
+    context_references: list[str],
+    external_references: list[ExternalReference],
+    idempotency_key: str,
+    request_id: str,
+) -> tuple[Scope, bool]:
+    """Create a scope, or return the one this principal created with the same key.
+
+    Returns ``(scope, created)``. The same ``idempotency_key`` with the same
+    parameters returns the original scope; with different parameters it raises
+    ``ScopeIdempotencyConflict``. A parent or context reference naming no scope
+    raises ``ScopeNotFound``. The scope, its references, its journal head and the
+    creator's admin grant are written in one transaction; a concurrent duplicate
+    is arbitrated by the unique constraint (insert first, then classify).
+    """
+    digest = canonical_sha256(
+        {
+            "title": title,
+            "summary": summary,
+            "parent_scope_id": parent_scope_id,
+            "context_references": context_references,
+            "external_references": [
+                [ref.kind, ref.value] for ref in external_references
+            ],
+        }
+    )
+    referenced = set(context_references) | (
+        {parent_scope_id} if parent_scope_id else set()
+    )
+    with transaction.atomic(durable=True):
+        found = set(
+            Scope.objects.filter(scope_id__in=referenced).values_list(
+                "scope_id", flat=True
+            )
+        )
+        if missing := sorted(referenced - found):
+            raise ScopeNotFound(details={"scope_ids": missing})
+        try:
+            with transaction.atomic():
+                scope = Scope.objects.create(
+                    scope_id=new_scope_id(),
+                    title=title,
+                    summary=summary,
+                    parent_id=parent_scope_id,
+                    idempotency_key=idempotency_key,
+                    request_digest=digest,
+                    created_by=principal.name,
+                    created_at=timezone.now(),
+                    request_id=request_id,
+                )
+        except IntegrityError as exc:
+            if not violates_constraint(exc, Scope, "sources_scope_idempotency_uniq"):
+                raise
+            existing = Scope.objects.get(
+                created_by=principal.name, idempotency_key=idempotency_key
+            )
+            if existing.request_digest != digest:
+                raise ScopeIdempotencyConflict() from None
+            return existing, False
+        ScopeContextReference.objects.bulk_create(
+            ScopeContextReference(scope=scope, ordinal=index, referenced_id=target)
+            for index, target in enumerate(context_references)
+        )
+        ScopeExternalReference.objects.bulk_create(
+            ScopeExternalReference(
+                scope=scope, ordinal=index, kind=ref.kind, value=ref.value
+            )
+            for index, ref in enumerate(external_references)
+        )
+        SourceJournalHead.objects.create(scope=scope)
+        if principal.token_id is not None:
+            grant_add(
+                token_id=principal.token_id, scope_id=scope.scope_id, role=Role.ADMIN
+            )
+    return scope, True

@@ -1,0 +1,250 @@
+"""The error envelope for every kind of failure, and no input producing a 5xx."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.db import OperationalError
+
+from sources import selectors
+from tests.conftest import ApiClient, error_of
+
+pytestmark = pytest.mark.django_db
+
+SCOPE_BODY = '{"title": "T", "summary": "S", "idempotency_key": "k"}'
+
+
+@pytest.mark.parametrize(
+    ("raw", "content_type", "status", "first_type"),
+    [
+        pytest.param(b"{bad", "application/json", 422, "json_invalid", id="malformed"),
+        pytest.param(b"", "application/json", 422, "missing", id="empty-body"),
+        pytest.param(b"[1, 2]", "application/json", 422, "dict_type", id="array-body"),
+        pytest.param(b'"text"', "application/json", 422, "dict_type", id="string-body"),
+        pytest.param(b"null", "application/json", 422, "dict_type", id="null-body"),
+        pytest.param(
+            b'{"title": "\xff\xfe"}',
+            "application/json",
+            422,
+            "json_invalid",
+            id="non-utf8",
+        ),
+        pytest.param(
+            b'{"title": NaN}', "application/json", 422, "json_invalid", id="nan"
+        ),
+        pytest.param(
+            b'{"title": Infinity}',
+            "application/json",
+            422,
+            "json_invalid",
+            id="infinity",
+        ),
+        pytest.param(
+            b'{"a": 1, "a": 2}', "application/json", 422, "json_invalid", id="dup-keys"
+        ),
+        pytest.param(
+            b"[" * 100_000 + b"]" * 100_000,
+            "application/json",
+            422,
+            "json_invalid",
+            id="deep",
+        ),
+        pytest.param(
+            b'{"title": 1' + b"0" * 5000 + b"}",
+            "application/json",
+            422,
+            "json_invalid",
+            id="5000-digits",
+        ),
+        pytest.param(
+            b'{"title": 1e400}',
+            "application/json",
+            422,
+            "number_unsupported",
+            id="1e400",
+        ),
+        pytest.param(
+            b'{"title": 9007199254740992}',
+            "application/json",
+            422,
+            "number_unsupported",
+            id="2^53",
+        ),
+        pytest.param(
+            b'{"title": "a\\u0000b"}',
+            "application/json",
+            422,
+            "string_unstorable",
+            id="nul-value",
+        ),
+        pytest.param(
+            b'{"a\\u0000": "x"}',
+            "application/json",
+            422,
+            "string_unstorable",
+            id="nul-key",
+        ),
+        pytest.param(
+            b'{"title": "\\ud800"}',
+            "application/json",
+            422,
+            "string_unstorable",
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            b'{"\\udfff": 1}',
+            "application/json",
+            422,
+            "string_unstorable",
+            id="surrogate-key",
+        ),
+        pytest.param(
+            b'{"title": 5, "summary": "S", "idempotency_key": "k"}',
+            "application/json",
+            422,
+            "string_type",
+            id="wrong-type",
+        ),
+        pytest.param(
+            b'{"title": "T", "summary": "S", "idempotency_key": "k", "x": 1}',
+            "application/json",
+            422,
+            "extra_forbidden",
+            id="unknown-field",
+        ),
+        pytest.param(SCOPE_BODY.encode(), "text/plain", 415, None, id="text-plain"),
+        pytest.param(
+            b"title=T", "application/x-www-form-urlencoded", 415, None, id="form"
+        ),
+    ],
+)
+def test_bad_body_gets_a_4xx_envelope(
+    api: ApiClient, raw: bytes, content_type: str, status: int, first_type: str | None
+) -> None:
+    response = api.post("/v1/scopes", raw=raw, content_type=content_type)
+
+    assert response.status_code == status
+    error = error_of(response)
+    assert error["code"] == (
+        "unsupported_media_type" if status == 415 else "invalid_request"
+    )
+    if first_type is not None:
+        assert error["details"]["errors"][0]["type"] == first_type
+        assert error["details"]["errors"][0]["loc"][0] == "body"
+
+
+def test_schema_error_names_every_field_with_its_location(api: ApiClient) -> None:
+    response = api.post("/v1/scopes", {"title": 5, "summary": "", "extra": True})
+
+    errors = error_of(response)["details"]["errors"]
+    assert {(e["type"], tuple(e["loc"])) for e in errors} == {
+        ("string_type", ("body", "title")),
+        ("string_pattern_mismatch", ("body", "summary")),
+        ("missing", ("body", "idempotency_key")),
+        ("extra_forbidden", ("body", "extra")),
+    }
+    assert all(set(e) == {"type", "loc", "msg"} for e in errors)
+
+
+def test_unstorable_key_is_reported_escaped(api: ApiClient) -> None:
+    response = api.post("/v1/scopes", raw=b'{"k\\ud800": 1}')
+
+    assert error_of(response)["details"]["errors"][0]["loc"] == ["body", "k\\ud800"]
+
+
+def test_body_over_the_limit_is_413_before_parsing(api: ApiClient, settings) -> None:
+    body = b'{"title": "' + b"x" * (20 * 1024 * 1024) + b'"}'
+
+    response = api.post("/v1/scopes", raw=body)
+
+    assert response.status_code == 413
+    assert error_of(response)["code"] == "request_too_large"
+
+
+def test_body_limit_is_a_setting(api: ApiClient, settings) -> None:
+    settings.POWERCONTEXT_MAX_BODY_BYTES = 10
+
+    response = api.post("/v1/scopes", raw=SCOPE_BODY)
+
+    assert response.status_code == 413
+
+
+def test_body_at_the_limit_is_accepted(api: ApiClient, settings) -> None:
+    settings.POWERCONTEXT_MAX_BODY_BYTES = len(SCOPE_BODY)
+
+    response = api.post("/v1/scopes", raw=SCOPE_BODY)
+
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/v1/nope", 404, "not_found"),
+        ("GET", "/", 404, "not_found"),
+        ("GET", "/v1/scopes/", 404, "not_found"),
+        ("POST", "/admin", 404, "not_found"),
+        ("DELETE", "/v1/scopes", 405, "method_not_allowed"),
+        ("PUT", "/health/live", 405, "method_not_allowed"),
+    ],
+)
+def test_routing_errors_use_the_envelope(
+    api: ApiClient, method: str, path: str, status: int, code: str
+) -> None:
+    response = api.request(method, path)
+
+    assert response.status_code == status
+    assert error_of(response)["code"] == code
+
+
+def test_405_lists_the_allowed_methods(api: ApiClient) -> None:
+    response = api.delete("/v1/scopes")
+
+    assert "POST" in response["Allow"]
+    assert "GET" in response["Allow"]
+
+
+def test_unexpected_exception_is_a_bare_500_with_the_traceback_logged(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def explode(**kwargs: object) -> None:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(selectors, "scope_get", explode)
+    caplog.set_level(logging.ERROR)
+
+    response = api.get("/v1/scopes/scp_x")
+
+    assert response.status_code == 500
+    error = error_of(response)
+    assert error["code"] == "internal_error"
+    assert "secret" not in response.content.decode()
+    request_id = response["X-PowerContext-Request-ID"]
+    logged = [
+        r
+        for r in caplog.records
+        if r.exc_info and getattr(r, "request_id", None) == request_id
+    ]
+    assert logged, "the traceback is logged with the request id"
+
+
+def test_database_outage_is_503_unavailable(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreachable(**kwargs: object) -> None:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(selectors, "scope_get", unreachable)
+
+    response = api.get("/v1/scopes/scp_x")
+
+    assert response.status_code == 503
+    assert error_of(response)["code"] == "unavailable"
+
+
+def test_accept_header_does_not_cause_406(api: ApiClient) -> None:
+    response = api.get("/v1/scopes", headers={"Accept": "text/html"})
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
