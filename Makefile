@@ -1,4 +1,5 @@
-# The two commands: `make run` and `make test` (see README.md).
+# The two commands: `make run` and `make test` (see README.md); `make bench` compares
+# this service with the reference server (bench/run.sh, docs/performance.md).
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -7,7 +8,7 @@ PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint test-postgres test-sqlite clean
+.PHONY: run test lint test-postgres test-sqlite bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +53,11 @@ test-sqlite: $(VENV)/.installed
 	@mkdir -p var
 	DATABASE_URL=$(SQLITE_TEST_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not postgres"
+
+# Needs PostgreSQL (BENCH_PG) and, if wrk is missing, root for apt-get; takes about
+# ten minutes. Knobs are listed at the top of bench/run.sh.
+bench: $(VENV)/.installed
+	bash bench/run.sh
 
 clean:
 	rm -rf $(VENV) $(REF_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,110 @@
+"""Measure the database's limit for the capture transaction with pgbench.
+
+Creates the scratch tables of bench/pgbench/schema.sql in the bench database,
+runs bench/pgbench/capture.sql (journal head UPDATE ... RETURNING + Source INSERT +
+attempt INSERT, one transaction) with the same client count as the HTTP runs, and
+writes tps and per-transaction latency percentiles (from pgbench's transaction
+log) to a JSON file. The scratch schema is dropped afterwards.
+
+Usage:
+  pgbench.py --db-url postgres://postgres@127.0.0.1:5432/pc_bench_run \
+      --clients 16 --duration 15 --out bench/results/RUN/pgbench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "pgbench"
+
+
+def psql(db_url: str, *args: str) -> None:
+    subprocess.run(
+        ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", db_url, *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=dict(os.environ, PGOPTIONS="-c client_min_messages=warning"),
+    )
+
+
+def percentile(sorted_values: list[int], fraction: float) -> int:
+    return sorted_values[
+        min(len(sorted_values) - 1, int(fraction * len(sorted_values)))
+    ]
+
+
+def run(db_url: str, clients: int, threads: int, duration: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-pgbench-") as logs:
+        command = [
+            "pgbench",
+            "-n",  # no vacuum of pgbench's own tables: we use none
+            "-M",
+            "prepared",
+            f"--client={clients}",
+            f"--jobs={threads}",
+            f"--time={duration}",
+            f"--file={HERE / 'capture.sql'}",
+            "--log",
+            f"--log-prefix={logs}/tx",
+            db_url,
+        ]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"pgbench.py: pgbench failed:\n{done.stdout}\n{done.stderr}")
+        # Log lines: client_id transaction_no latency_us script_no epoch epoch_us
+        latencies = sorted(
+            int(line.split()[2])
+            for path in Path(logs).iterdir()
+            for line in path.read_text().splitlines()
+        )
+    match = re.search(
+        r"tps = ([\d.]+) \(without initial connection time\)", done.stdout
+    )
+    failed = re.search(r"number of failed transactions: (\d+)", done.stdout)
+    if not match or not latencies:
+        sys.exit(f"pgbench.py: could not read pgbench's output:\n{done.stdout}")
+    return {
+        "clients": clients,
+        "jobs": threads,
+        "seconds": duration,
+        "transactions": len(latencies),
+        "tps": float(match.group(1)),
+        "failed": int(failed.group(1)) if failed else 0,
+        "p50_ms": percentile(latencies, 0.50) / 1000,
+        "p99_ms": percentile(latencies, 0.99) / 1000,
+        "command": " ".join(arg for arg in command if not arg.startswith("--log")),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db-url", required=True)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--duration", type=int, default=15)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+
+    psql(args.db_url, "-f", str(HERE / "schema.sql"))
+    try:
+        result = run(args.db_url, args.clients, args.jobs, args.duration)
+    finally:
+        psql(args.db_url, "-c", "DROP SCHEMA bench_pgshape CASCADE")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"  pgbench capture transaction, {result['clients']} clients: "
+        f"{result['tps']:.1f} tps  p50 {result['p50_ms']:.1f} ms"
+        f"  p99 {result['p99_ms']:.1f} ms  failed {result['failed']}"
+    )
+
+
+if __name__ == "__main__":
+    main()
