@@ -145,13 +145,14 @@ def render_markdown(
                 f" / {cpu['other']:.2f} |"
             )
     if pgbench:
-        lines += [
-            "",
-            f"pgbench, capture transaction shape, {pgbench['clients']} clients: "
-            f"**{pgbench['tps']:.1f} tps** (p50 {pgbench['p50_ms']:.1f} ms, "
-            f"p99 {pgbench['p99_ms']:.1f} ms, failed {pgbench['failed']}); "
-            f"`{pgbench['command']}`",
-        ]
+        lines.append("")
+        for form, result in pgbench["forms"].items():
+            lines.append(
+                f"- pgbench, capture transaction as {form}, {result['clients']} "
+                f"clients: **{result['tps']:.1f} tps** (p50 {result['p50_ms']:.1f} ms,"
+                f" p99 {result['p99_ms']:.1f} ms, failed {result['failed']});"
+                f" `{result['command']}`"
+            )
     if checks:
         lines += ["", "## Targets", ""] + [f"- {check}" for check in checks]
     return "\n".join(lines) + "\n"
@@ -184,7 +185,8 @@ def target_checks(rows: list[dict], pgbench: dict | None) -> list[str]:
             fraction = ours["rps"] / pgbench["tps"]
             checks.append(
                 f"new working notes c=16: {fraction:.1%} of pgbench's "
-                f"{pgbench['tps']:.0f} tps (target >= {TARGET_PGBENCH_FRACTION:.0%}): "
+                f"{pgbench['tps']:.0f} tps, its {pgbench['form']} form "
+                f"(target >= {TARGET_PGBENCH_FRACTION:.0%}): "
                 f"{'met' if fraction >= TARGET_PGBENCH_FRACTION else 'NOT met'}"
             )
         checks.append(
@@ -245,11 +247,13 @@ def print_table(rows: list[dict], pgbench: dict | None, checks: list[str]) -> No
                 f"{cpu['postgres']:.2f}/{cpu['wrk']:.2f}/{cpu['other']:.2f}"
             )
     if pgbench:
-        print(
-            f"\npgbench capture transaction, {pgbench['clients']} clients: "
-            f"{pgbench['tps']:.1f} tps (p50 {pgbench['p50_ms']:.1f} ms, "
-            f"p99 {pgbench['p99_ms']:.1f} ms)"
-        )
+        print()
+        for form, result in pgbench["forms"].items():
+            print(
+                f"pgbench capture transaction ({form}), {result['clients']} clients: "
+                f"{result['tps']:.1f} tps (p50 {result['p50_ms']:.1f} ms, "
+                f"p99 {result['p99_ms']:.1f} ms)"
+            )
     for check in checks:
         print(f"  * {check}")
 

@@ -23,7 +23,8 @@
 # ("ref ours"), BENCH_OUR_PORT (18801),
 # BENCH_REF_PORT (18802), BENCH_PG (postgres://postgres@127.0.0.1:5432),
 # BENCH_DB (pc_bench_run), BENCH_MAINT_DB (pc_bench: an existing database to
-# connect to while creating BENCH_DB), and for our server POWERCONTEXT_WORKERS,
+# connect to while creating BENCH_DB), BENCH_QUIET_PATIENCE (30: seconds each run
+# waits for other processes to leave the CPUs), and for ours POWERCONTEXT_WORKERS,
 # POWERCONTEXT_THREADS, POWERCONTEXT_DB_POOL, POWERCONTEXT_DB_POOL_MIN/_MAX.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -166,6 +167,7 @@ drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS
   "$ROOT/.venv/bin/python" bench/drive.py --server "$1" --base-url "$url" \
     --token "$token" --server-pid "$pid" --workload "$2" --connections "$3" \
     --threads "$4" --duration "${SECONDS_PER_RUN}s" --warmup "$WARMUP" \
+    --quiet-patience "${BENCH_QUIET_PATIENCE:-30}" \
     --out "$RESULTS/run-$1-$2-c$3-t$4.json"
 }
 

@@ -1,55 +1,44 @@
--- Scratch tables for bench/pgbench.py: the shape of one capture transaction
--- (api.md 5): the per-scope journal head, the Source row, the capture attempt.
--- They live in their own schema of the bench database and never touch the
--- service's tables.
+-- Scratch copies of the registry tables for bench/pgbench.py, in their own schema
+-- of the bench database (the service's tables are never touched). Each copy is
+-- "LIKE public.<table> INCLUDING ALL" - same columns, defaults, identity, CHECK
+-- and unique constraints, indexes (partial ones too) - plus the same foreign keys
+-- (Django makes them DEFERRABLE INITIALLY DEFERRED), pointing at the copies. The
+-- immutability triggers are BEFORE UPDATE OR DELETE, never fired by a capture,
+-- so they are not copied. Run after `manage.py migrate`.
 DROP SCHEMA IF EXISTS bench_pgshape CASCADE;
 CREATE SCHEMA bench_pgshape;
-SET search_path = bench_pgshape;
 
-CREATE TABLE scope (scope_id varchar(256) PRIMARY KEY);
+DO $$
+DECLARE
+    copied text[] := ARRAY['sources_scope', 'sources_sourcejournalhead',
+                           'sources_contentsource', 'sources_captureattempt'];
+    name text;
+    fk record;
+BEGIN
+    FOREACH name IN ARRAY copied LOOP
+        EXECUTE format('CREATE TABLE bench_pgshape.%I (LIKE public.%I INCLUDING ALL)',
+                       name, name);
+    END LOOP;
+    FOREACH name IN ARRAY copied LOOP
+        FOR fk IN
+            SELECT c.conname, pg_get_constraintdef(c.oid) AS definition
+            FROM pg_constraint c
+            WHERE c.conrelid = format('public.%I', name)::regclass
+              AND c.contype = 'f'
+              AND c.confrelid::regclass::text = ANY (copied)
+        LOOP
+            -- The definition names the referenced table unqualified; qualify it.
+            EXECUTE format('ALTER TABLE bench_pgshape.%I ADD CONSTRAINT %I %s', name,
+                fk.conname,
+                regexp_replace(fk.definition, 'REFERENCES ', 'REFERENCES bench_pgshape.'));
+        END LOOP;
+    END LOOP;
+END
+$$;
 
-CREATE TABLE journal_head (
-    scope_id varchar(256) PRIMARY KEY REFERENCES scope,
-    last_position bigint NOT NULL
-);
-
-CREATE TABLE source (
-    id bigserial PRIMARY KEY,
-    scope_id varchar(256) NOT NULL REFERENCES scope,
-    source_type varchar(64) NOT NULL,
-    source_id varchar(256) NOT NULL,
-    position bigint NOT NULL,
-    content text NOT NULL,
-    metadata jsonb NOT NULL,
-    is_working_note boolean NOT NULL,
-    session_id varchar(256),
-    note_kind varchar(32),
-    expires_at timestamptz,
-    value_digest char(64) NOT NULL,
-    content_digest varchar(71) NOT NULL,
-    created_at timestamptz NOT NULL,
-    created_by varchar(150) NOT NULL,
-    request_id varchar(16) NOT NULL,
-    CONSTRAINT source_identity_uniq UNIQUE (scope_id, source_type, source_id),
-    CONSTRAINT source_position_uniq UNIQUE (scope_id, position)
-);
-CREATE INDEX source_note_session_idx ON source (scope_id, session_id, position)
-    WHERE is_working_note;
-
-CREATE TABLE capture_attempt (
-    id bigserial PRIMARY KEY,
-    scope_id varchar(256) NOT NULL,
-    source_type varchar(64) NOT NULL,
-    source_id varchar(256) NOT NULL,
-    outcome varchar(16) NOT NULL,
-    reason varchar(32),
-    value_digest char(64) NOT NULL,
-    principal varchar(150) NOT NULL,
-    request_id varchar(16) NOT NULL,
-    at timestamptz NOT NULL
-);
-CREATE INDEX capture_attempt_identity_idx
-    ON capture_attempt (scope_id, source_type, source_id, id);
-
-INSERT INTO scope VALUES ('scp_pgbench');
-INSERT INTO journal_head VALUES ('scp_pgbench', 0);
+INSERT INTO bench_pgshape.sources_scope (scope_id, title, summary, parent_scope_id,
+    version, idempotency_key, request_digest, created_by, created_at, request_id)
+VALUES ('scp_pgbench', 'pgbench', 'pgbench', NULL, 1, 'pgbench',
+    repeat('0', 64), 'bench', now(), '0123456789abcdef');
+INSERT INTO bench_pgshape.sources_sourcejournalhead (scope_id, last_position)
+VALUES ('scp_pgbench', 0);
