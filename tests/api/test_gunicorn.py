@@ -82,7 +82,9 @@ def test_the_longest_legal_url_reaches_the_application(server: tuple[str, str]) 
     url = f"{base}/v1/scopes/{long_id}/source-audit/content/{long_id}/attempts"
 
     response = httpx.get(
-        url, params={"limit": "100", "cursor": "c" * 4096}, headers={"Authorization": f"Bearer {token}"}
+        url,
+        params={"limit": "100", "cursor": "c" * 4096},
+        headers={"Authorization": f"Bearer {token}"},
     )
 
     assert len(str(response.request.url)) > 8190
@@ -90,7 +92,9 @@ def test_the_longest_legal_url_reaches_the_application(server: tuple[str, str]) 
     assert set(response.json()) == {"error"}
 
 
-def test_gunicorn_responses_carry_request_ids_and_envelopes(server: tuple[str, str]) -> None:
+def test_gunicorn_responses_carry_request_ids_and_envelopes(
+    server: tuple[str, str],
+) -> None:
     base, _ = server
 
     unauthorized = httpx.get(f"{base}/v1/scopes")
@@ -114,7 +118,10 @@ def test_chunked_body_over_the_limit_is_413(server: tuple[str, str]) -> None:
     response = httpx.post(
         f"{base}/v1/scopes",
         content=chunks(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+        },
         timeout=60,
     )
 
@@ -132,7 +139,10 @@ def test_chunked_body_within_the_limit_is_parsed(server: tuple[str, str]) -> Non
     response = httpx.post(
         f"{base}/v1/scopes",
         content=chunks(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+        },
     )
 
     assert response.status_code == 201

@@ -17,13 +17,20 @@ from tests.conftest import ApiClient
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
-REGISTRY_TABLES = ("sources_contentsource", "sources_captureattempt", "sources_sourcejournalhead")
+REGISTRY_TABLES = (
+    "sources_contentsource",
+    "sources_captureattempt",
+    "sources_sourcejournalhead",
+)
 
 
 @pytest.fixture
 def populated(api: ApiClient, scope_id: str) -> str:
     for i in range(5):
-        api.post("/v1/sources/content", {"scope_id": scope_id, "source_id": f"p{i}", "content": "c"})
+        api.post(
+            "/v1/sources/content",
+            {"scope_id": scope_id, "source_id": f"p{i}", "content": "c"},
+        )
         api.post(
             "/v1/sources/working-notes",
             {
@@ -37,7 +44,9 @@ def populated(api: ApiClient, scope_id: str) -> str:
     return scope_id
 
 
-def registry_selects(api: ApiClient, path: str, query: dict[str, Any]) -> list[tuple[str, Any]]:
+def registry_selects(
+    api: ApiClient, path: str, query: dict[str, Any]
+) -> list[tuple[str, Any]]:
     with CaptureQueriesContext(connection) as captured:
         response = api.get(path, query=query)
     assert response.status_code == 200, response.content
