@@ -36,13 +36,14 @@ def token_create(
 ) -> tuple[ApiToken, str]:
     """Mint a token for ``principal`` with ``grants``; returns the row and the secret.
 
-    The secret is returned once and never stored. Runs in its own transaction.
+    The secret is returned once and never stored. Runs in its own transaction,
+    or joins the caller's (the admin wraps its add view in one).
     """
     grant_list = list(dict.fromkeys(grants))
     for _ in range(5):
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
-            with transaction.atomic(durable=True):
+            with transaction.atomic():
                 token = ApiToken.objects.create(
                     prefix=raw[:VISIBLE_PREFIX_LENGTH],
                     token_hash=token_hash(raw),
@@ -61,8 +62,11 @@ def token_create(
 
 
 def token_revoke(*, prefix: str) -> ApiToken:
-    """Revoke the token whose visible prefix is ``prefix``; raises ``NotFound``."""
-    with transaction.atomic(durable=True):
+    """Revoke the token whose visible prefix is ``prefix``; raises ``NotFound``.
+
+    Idempotent: revoking a revoked token keeps its first revocation time.
+    """
+    with transaction.atomic():
         token = ApiToken.objects.select_for_update().filter(prefix=prefix).first()
         if token is None:
             raise NotFound(f"No token has the prefix {prefix!r}.")
