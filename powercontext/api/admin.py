@@ -15,7 +15,7 @@ from django.http import HttpRequest
 
 from .admin_tools import ExactSearchMixin
 from .management.commands.createtoken import parse_grant
-from .models import ApiToken, TokenGrant
+from .models import ApiToken, Role, TokenGrant
 from .tokens import token_create, token_revoke
 
 
@@ -33,7 +33,7 @@ class TokenMintForm(forms.ModelForm):
         model = ApiToken
         fields = ["principal", "expires_at"]
 
-    def clean_grants_text(self) -> list[tuple[str, str]]:
+    def clean_grants_text(self) -> list[tuple[str, Role]]:
         lines = [line.strip() for line in self.cleaned_data["grants_text"].splitlines()]
         try:
             grants = [parse_grant(line) for line in lines if line]

@@ -3,12 +3,11 @@
 Both capture operations (generic content and working notes) and server-assigned
 creation run through ``_capture``:
 
-1. a read-first lookup of the identity answers replays and conflicts without
-   touching the journal head (correctness never depends on it);
-2. otherwise the Source is appended at the scope's next position
-   (``journal.journal_append``) in one short durable transaction together with
-   its ``accepted`` attempt;
-3. if a concurrent capture of the same identity won the race, the identity
+1. in one short durable transaction (``journal.journal_capture``), an existing
+   identity is found - a replay or a conflict, without touching the journal
+   head - or the Source is appended at the scope's next position together
+   with its ``accepted`` attempt;
+2. if a concurrent capture of the same identity won the race, the identity
    constraint fails, the transaction rolls back (the position with it) and the
    winner is classified exactly as in step 1.
 
@@ -25,7 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -42,7 +41,7 @@ from sources.digests import (
 )
 from sources.exceptions import CaptureRejected, SourceConflict
 from sources.identifiers import new_source_id
-from sources.journal import NewSource, journal_append
+from sources.journal import NewSource, journal_capture
 from sources.models import CaptureOutcome, ContentSource
 
 from .attempts import attempt_record
@@ -237,13 +236,14 @@ def _capture(
     )
     if rule is not None:
         _reject(attempt, rule)
-    existing = selectors.source_identity_find(
-        scope_id=scope_id, source_type=CONTENT, source_id=source_id
-    )
-    if existing is not None:
-        return _classify(attempt, existing)
     if new_identity_rule is not None and (rejection := new_identity_rule()) is not None:
-        _reject(attempt, rejection)
+        # Refused for a new identity only: an existing one replays or conflicts.
+        existing = selectors.source_identity_find(
+            scope_id=scope_id, source_type=CONTENT, source_id=source_id
+        )
+        if existing is None:
+            _reject(attempt, rejection)
+        return _classify(attempt, existing.position, existing.value_digest)
     stored = canonical_content(value.content)
     row = NewSource(
         scope_id=scope_id,
@@ -263,7 +263,7 @@ def _capture(
     )
     try:
         with transaction.atomic(durable=durable):
-            position = journal_append(row)
+            outcome = journal_capture(row)
     except IntegrityError as exc:
         if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
             raise
@@ -272,20 +272,22 @@ def _capture(
         )
         if winner is None:  # cannot happen: the constraint saw a committed row
             raise
-        return _classify(attempt, winner)
-    return Receipt(CONTENT, source_id, position, replayed=False)
+        return _classify(attempt, winner.position, winner.value_digest)
+    if outcome.existing_digest is not None:
+        return _classify(attempt, outcome.position, outcome.existing_digest)
+    return Receipt(CONTENT, source_id, outcome.position, replayed=False)
 
 
-def _classify(attempt: _Attempt, existing: selectors.SourceIdentity) -> Receipt:
+def _classify(attempt: _Attempt, position: int, stored_digest: str) -> Receipt:
     """Replay (equal value digest) or conflict (different), logged either way."""
-    if existing.value_digest == attempt.digest:
+    if stored_digest == attempt.digest:
         attempt.record(CaptureOutcome.REPLAYED, None)
-        return Receipt(CONTENT, attempt.source_id, existing.position, replayed=True)
+        return Receipt(CONTENT, attempt.source_id, position, replayed=True)
     attempt.record(CaptureOutcome.CONFLICT, "source_conflict")
     raise SourceConflict()
 
 
-def _reject(attempt: _Attempt, rejection: CaptureRejected) -> None:
+def _reject(attempt: _Attempt, rejection: CaptureRejected) -> NoReturn:
     """Refuse by a domain rule - after making sure the scope exists (404 first)."""
     selectors.scope_require(scope_id=attempt.scope_id)
     attempt.record(CaptureOutcome.REJECTED, rejection.reason)
