@@ -21,7 +21,6 @@ when the caller commits.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
@@ -169,15 +168,11 @@ def working_note_capture(
         expires_at=expires_at,
     )
 
-    def not_in_future() -> CaptureRejected | None:
-        if expires_at is not None and expires_at <= now:
-            return CaptureRejected(
-                reason="not_in_future",
-                field="expires_at",
-                detail_reason="not_in_future",
-            )
-        return None
-
+    not_in_future = None
+    if expires_at is not None and expires_at <= now:
+        not_in_future = CaptureRejected(
+            reason="not_in_future", field="expires_at", detail_reason="not_in_future"
+        )
     return _capture(
         principal=principal,
         scope_id=scope_id,
@@ -185,7 +180,7 @@ def working_note_capture(
         value=value,
         request_id=request_id,
         now=now,
-        new_identity_rule=not_in_future,
+        new_identity_rejection=not_in_future,
         durable=durable,
     )
 
@@ -227,40 +222,28 @@ def _capture(
     request_id: str,
     now: datetime,
     rule: CaptureRejected | None = None,
-    new_identity_rule: Callable[[], CaptureRejected | None] | None = None,
+    new_identity_rejection: CaptureRejected | None = None,
     durable: bool = True,
 ) -> Receipt:
+    """The shared capture path (see the module docstring).
+
+    ``rule`` refuses whatever the identity holds; ``new_identity_rejection``
+    refuses only if the identity is new (an existing one replays or conflicts).
+    """
     digest = value_digest(value)
     attempt = _Attempt(
         scope_id, CONTENT, source_id, digest, principal.name, request_id, now, durable
     )
     if rule is not None:
         _reject(attempt, rule)
-    if new_identity_rule is not None and (rejection := new_identity_rule()) is not None:
-        # Refused for a new identity only: an existing one replays or conflicts.
+    if new_identity_rejection is not None:
         existing = selectors.source_identity_find(
             scope_id=scope_id, source_type=CONTENT, source_id=source_id
         )
         if existing is None:
-            _reject(attempt, rejection)
+            _reject(attempt, new_identity_rejection)
         return _classify(attempt, existing.position, existing.value_digest)
-    stored = canonical_content(value.content)
-    row = NewSource(
-        scope_id=scope_id,
-        source_type=CONTENT,
-        source_id=source_id,
-        content=stored,
-        metadata=value.metadata,
-        is_working_note=value.working_note,
-        session_id=value.session_id,
-        note_kind=value.note_kind,
-        expires_at=value.expires_at,
-        value_digest=digest,
-        content_digest=content_digest_of(stored),
-        created_at=now,
-        created_by=principal.name,
-        request_id=request_id,
-    )
+    row = _new_row(attempt, value, now)
     try:
         with transaction.atomic(durable=durable):
             outcome = journal_capture(row)
@@ -268,14 +251,34 @@ def _capture(
         if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
             raise
         winner = selectors.source_identity_find(
-            scope_id=scope_id, source_type=CONTENT, source_id=source_id
+            scope_id=attempt.scope_id, source_type=CONTENT, source_id=attempt.source_id
         )
         if winner is None:  # cannot happen: the constraint saw a committed row
             raise
         return _classify(attempt, winner.position, winner.value_digest)
     if outcome.existing_digest is not None:
         return _classify(attempt, outcome.position, outcome.existing_digest)
-    return Receipt(CONTENT, source_id, outcome.position, replayed=False)
+    return Receipt(CONTENT, attempt.source_id, outcome.position, replayed=False)
+
+
+def _new_row(attempt: _Attempt, value: SourceValue, now: datetime) -> NewSource:
+    stored = canonical_content(value.content)
+    return NewSource(
+        scope_id=attempt.scope_id,
+        source_type=CONTENT,
+        source_id=attempt.source_id,
+        content=stored,
+        metadata=value.metadata,
+        is_working_note=value.working_note,
+        session_id=value.session_id,
+        note_kind=value.note_kind,
+        expires_at=value.expires_at,
+        value_digest=attempt.digest,
+        content_digest=content_digest_of(stored),
+        created_at=now,
+        created_by=attempt.principal,
+        request_id=attempt.request_id,
+    )
 
 
 def _classify(attempt: _Attempt, position: int, stored_digest: str) -> Receipt:
