@@ -30,7 +30,7 @@ IDENTITY_MAX_LENGTH = 256
 _DRF_CODE_TO_TYPE = {
     "required": "missing",
     "null": "none_forbidden",
-    "blank": "string_pattern_mismatch",
+    "blank": "string_too_short",
     "max_length": "string_too_long",
     "min_length": "string_too_short",
     "invalid_choice": "enum",
@@ -164,10 +164,14 @@ class StrictCharField(serializers.CharField):
 class NotBlankCharField(StrictCharField):
     """A string that must contain a non-whitespace character."""
 
+    default_error_messages = {
+        "string_pattern_mismatch": "Must contain a non-whitespace character."
+    }
+
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         if not value.strip():
-            self.fail("blank")
+            self.fail("string_pattern_mismatch")
         return value
 
 

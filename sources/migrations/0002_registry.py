@@ -5,53 +5,168 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sources', '0001_initial'),
+        ("sources", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CaptureAttempt',
+            name="CaptureAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source_type', models.CharField(max_length=32)),
-                ('source_id', models.CharField(max_length=256)),
-                ('outcome', models.CharField(choices=[('accepted', 'Accepted'), ('replayed', 'Replayed'), ('conflict', 'Conflict'), ('rejected', 'Rejected')], max_length=16)),
-                ('reason', models.CharField(blank=True, max_length=64, null=True)),
-                ('value_digest', models.CharField(max_length=64)),
-                ('principal', models.CharField(max_length=150)),
-                ('request_id', models.CharField(max_length=16)),
-                ('at', models.DateTimeField()),
-                ('scope', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='sources.scope')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("source_type", models.CharField(max_length=32)),
+                ("source_id", models.CharField(max_length=256)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("accepted", "Accepted"),
+                            ("replayed", "Replayed"),
+                            ("conflict", "Conflict"),
+                            ("rejected", "Rejected"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, max_length=64, null=True)),
+                ("value_digest", models.CharField(max_length=64)),
+                ("principal", models.CharField(max_length=150)),
+                ("request_id", models.CharField(max_length=16)),
+                ("at", models.DateTimeField()),
+                (
+                    "scope",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="sources.scope",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['scope', 'source_type', 'source_id', 'id'], name='sources_attempt_identity_idx')],
+                "indexes": [
+                    models.Index(
+                        fields=["scope", "source_type", "source_id", "id"],
+                        name="sources_attempt_identity_idx",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ContentSource',
+            name="ContentSource",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source_type', models.CharField(default='content', max_length=32)),
-                ('source_id', models.CharField(max_length=256)),
-                ('position', models.BigIntegerField()),
-                ('content', models.TextField(help_text='RFC 8785 canonical JSON of the content value.')),
-                ('metadata', models.JSONField(default=dict)),
-                ('is_working_note', models.BooleanField(default=False)),
-                ('session_id', models.CharField(blank=True, max_length=256, null=True)),
-                ('note_kind', models.CharField(blank=True, choices=[('inspection', 'Inspection'), ('abandoned_approach', 'Abandoned Approach'), ('validation', 'Validation'), ('unresolved', 'Unresolved'), ('host_context', 'Host Context')], max_length=32, null=True)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('value_digest', models.CharField(max_length=64)),
-                ('content_digest', models.CharField(max_length=71)),
-                ('created_at', models.DateTimeField()),
-                ('created_by', models.CharField(max_length=150)),
-                ('request_id', models.CharField(max_length=16)),
-                ('scope', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='sources', to='sources.scope')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("source_type", models.CharField(default="content", max_length=32)),
+                ("source_id", models.CharField(max_length=256)),
+                ("position", models.BigIntegerField()),
+                (
+                    "content",
+                    models.TextField(
+                        help_text="RFC 8785 canonical JSON of the content value."
+                    ),
+                ),
+                ("metadata", models.JSONField(default=dict)),
+                ("is_working_note", models.BooleanField(default=False)),
+                ("session_id", models.CharField(blank=True, max_length=256, null=True)),
+                (
+                    "note_kind",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("inspection", "Inspection"),
+                            ("abandoned_approach", "Abandoned Approach"),
+                            ("validation", "Validation"),
+                            ("unresolved", "Unresolved"),
+                            ("host_context", "Host Context"),
+                        ],
+                        max_length=32,
+                        null=True,
+                    ),
+                ),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("value_digest", models.CharField(max_length=64)),
+                ("content_digest", models.CharField(max_length=71)),
+                ("created_at", models.DateTimeField()),
+                ("created_by", models.CharField(max_length=150)),
+                ("request_id", models.CharField(max_length=16)),
+                (
+                    "scope",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="sources",
+                        to="sources.scope",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('is_working_note', False)), fields=['scope', 'position'], name='sources_source_plain_pos_idx'), models.Index(condition=models.Q(('is_working_note', True)), fields=['scope', 'position'], name='sources_source_note_pos_idx'), models.Index(condition=models.Q(('is_working_note', True)), fields=['scope', 'session_id', 'position'], name='sources_source_session_idx'), models.Index(condition=models.Q(('is_working_note', True)), fields=['scope', 'note_kind', 'position'], name='sources_source_kind_idx')],
-                'constraints': [models.UniqueConstraint(fields=('scope', 'source_type', 'source_id'), name='sources_source_identity_uniq'), models.UniqueConstraint(fields=('scope', 'position'), name='sources_source_position_uniq'), models.CheckConstraint(condition=models.Q(('position__gte', 1)), name='sources_source_position_positive'), models.CheckConstraint(condition=models.Q(models.Q(('is_working_note', True), ('note_kind__isnull', False), ('session_id__isnull', False)), models.Q(('expires_at__isnull', True), ('is_working_note', False), ('note_kind__isnull', True), ('session_id__isnull', True)), _connector='OR'), name='sources_source_note_fields_consistent')],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("is_working_note", False)),
+                        fields=["scope", "position"],
+                        name="sources_source_plain_pos_idx",
+                    ),
+                    models.Index(
+                        condition=models.Q(("is_working_note", True)),
+                        fields=["scope", "position"],
+                        name="sources_source_note_pos_idx",
+                    ),
+                    models.Index(
+                        condition=models.Q(("is_working_note", True)),
+                        fields=["scope", "session_id", "position"],
+                        name="sources_source_session_idx",
+                    ),
+                    models.Index(
+                        condition=models.Q(("is_working_note", True)),
+                        fields=["scope", "note_kind", "position"],
+                        name="sources_source_kind_idx",
+                    ),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("scope", "source_type", "source_id"),
+                        name="sources_source_identity_uniq",
+                    ),
+                    models.UniqueConstraint(
+                        fields=("scope", "position"),
+                        name="sources_source_position_uniq",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("position__gte", 1)),
+                        name="sources_source_position_positive",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(
+                                ("is_working_note", True),
+                                ("note_kind__isnull", False),
+                                ("session_id__isnull", False),
+                            ),
+                            models.Q(
+                                ("expires_at__isnull", True),
+                                ("is_working_note", False),
+                                ("note_kind__isnull", True),
+                                ("session_id__isnull", True),
+                            ),
+                            _connector="OR",
+                        ),
+                        name="sources_source_note_fields_consistent",
+                    ),
+                ],
             },
         ),
     ]
