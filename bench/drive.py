@@ -302,6 +302,12 @@ def main() -> None:
         "unexpected_body": result["unexpected_body"],
         "cpu_cores": cpu_breakdown(before, after, wrk_cpu, wall),
         "busy_cores_before_run": round(idle_load, 3),
+        # CPU time per request is less sensitive to other load than req/s.
+        "cpu_ms_per_request": {
+            group: round(cores * wall * 1000 / max(1, result["requests"]), 3)
+            for group, cores in cpu_breakdown(before, after, wrk_cpu, wall).items()
+            if group in ("server", "postgres", "wrk")
+        },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=2) + "\n")
@@ -311,6 +317,8 @@ def main() -> None:
         f"  p99 {record['p99_ms']:7.1f} ms  errors {record['errors']}"
         f"  cpu: server {cpu['server']:.2f} pg {cpu['postgres']:.2f}"
         f" wrk {cpu['wrk']:.2f} other {cpu['other']:.2f}"
+        f"  ms cpu/req: server {record['cpu_ms_per_request']['server']:.2f}"
+        f" pg {record['cpu_ms_per_request']['postgres']:.2f}"
     )
 
 

@@ -3,11 +3,12 @@
 Copies the registry tables into a scratch schema of the (migrated) bench database
 (bench/pgbench/schema.sql), then runs the capture transaction - journal head
 UPDATE ... RETURNING + Source INSERT + attempt INSERT, one transaction, all
-clients on one scope - in its two forms: three statements
-(capture_statements.sql) and the one data-modifying CTE the service sends
-(capture_cte.sql). Writes tps and per-transaction latency percentiles (from
-pgbench's transaction log) for both, and the better of the two as the limit, to a
-JSON file. The scratch schema is dropped afterwards.
+clients on one scope - in three forms: three statements between BEGIN and END
+(capture_statements.sql), the one data-modifying CTE the service sends, between
+BEGIN and END (capture_cte.sql), and that CTE alone in autocommit
+(capture_cte_autocommit.sql). Writes tps and per-transaction latency percentiles
+(from pgbench's transaction log) for each, and the best as the limit, to a JSON
+file. The scratch schema is dropped afterwards.
 
 Usage:
   pgbench.py --db-url postgres://postgres@127.0.0.1:5432/pc_bench_run \
@@ -43,7 +44,11 @@ def percentile(sorted_values: list[int], fraction: float) -> int:
     ]
 
 
-SCRIPTS = {"statements": "capture_statements.sql", "cte": "capture_cte.sql"}
+SCRIPTS = {
+    "statements": "capture_statements.sql",
+    "cte": "capture_cte.sql",
+    "cte_autocommit": "capture_cte_autocommit.sql",
+}
 
 
 def run(db_url: str, script: str, clients: int, threads: int, duration: int) -> dict:

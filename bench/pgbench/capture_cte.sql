@@ -1,13 +1,18 @@
 -- The same capture as one statement, the data-modifying CTE the service sends on
--- PostgreSQL (sources/journal.py): head UPDATE ... RETURNING feeding the Source
--- INSERT feeding the attempt INSERT, one round trip inside the transaction.
--- The source id is random (64-bit range): the id is known before the position.
+-- PostgreSQL (sources/journal.py): identity lookup, then head UPDATE ... RETURNING
+-- feeding the Source INSERT feeding the attempt INSERT; BEGIN and END around it
+-- as Django's atomic() sends them. The source id is random (64-bit range): the id
+-- is known before the position.
 \set n random(1, 9000000000000000000)
 BEGIN;
-WITH head AS (
+WITH existing AS (
+    SELECT position, value_digest FROM bench_pgshape.sources_contentsource
+    WHERE scope_id = 'scp_pgbench' AND source_type = 'content'
+      AND source_id = 'wn-pgbench-' || :n
+), head AS (
     UPDATE bench_pgshape.sources_sourcejournalhead
     SET last_position = last_position + 1
-    WHERE scope_id = 'scp_pgbench'
+    WHERE scope_id = 'scp_pgbench' AND NOT EXISTS (SELECT 1 FROM existing)
     RETURNING last_position
 ), source AS (
     INSERT INTO bench_pgshape.sources_contentsource (scope_id, source_type,
@@ -31,5 +36,7 @@ WITH head AS (
         'bench', '0123456789abcdef', now()
     FROM source
 )
-SELECT position FROM source;
+SELECT position, NULL FROM source
+UNION ALL
+SELECT position, value_digest FROM existing;
 END;
