@@ -264,7 +264,10 @@ def main() -> None:
 
     idle_load = wait_for_quiet(args.quiet_below, args.quiet_patience)
     if idle_load >= args.quiet_below:
-        print(f"  (machine still busy before the run: {idle_load:.2f} cores in use)")
+        print(
+            f"  (machine still busy before the run: {idle_load:.2f} cores in use)",
+            flush=True,
+        )
     before = cpu_snapshot(args.server_pid)
     started = time.monotonic()
     result, wrk_cpu = run_wrk(args, workload, env, args.duration)
@@ -318,7 +321,8 @@ def main() -> None:
         f"  cpu: server {cpu['server']:.2f} pg {cpu['postgres']:.2f}"
         f" wrk {cpu['wrk']:.2f} other {cpu['other']:.2f}"
         f"  ms cpu/req: server {record['cpu_ms_per_request']['server']:.2f}"
-        f" pg {record['cpu_ms_per_request']['postgres']:.2f}"
+        f" pg {record['cpu_ms_per_request']['postgres']:.2f}",
+        flush=True,
     )
 
 
