@@ -92,7 +92,12 @@ def replay_body(scope_id: str, nonce: str) -> bytes:
 
 
 def _proc_stats() -> dict[int, tuple[int, str, int]]:
-    """pid -> (ppid, comm, utime+stime ticks) for every live process."""
+    """pid -> (ppid, comm, CPU ticks) for every live process.
+
+    The ticks include those of exited children the process has reaped (cutime,
+    cstime), so a recycled gunicorn worker or a closed PostgreSQL backend moves
+    its time to its parent instead of vanishing from the group's total.
+    """
     stats = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -103,7 +108,8 @@ def _proc_stats() -> dict[int, tuple[int, str, int]]:
             continue
         comm = raw[raw.index("(") + 1 : raw.rindex(")")]
         fields = raw[raw.rindex(")") + 2 :].split()
-        stats[int(entry)] = (int(fields[1]), comm, int(fields[11]) + int(fields[12]))
+        ticks = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+        stats[int(entry)] = (int(fields[1]), comm, ticks)
     return stats
 
 
@@ -114,8 +120,8 @@ def _machine_ticks() -> tuple[int, int]:
     return sum(values[:8]) - idle, idle
 
 
-def cpu_snapshot(server_pid: int) -> dict:
-    """Per-process CPU ticks of the server's tree and of PostgreSQL, plus totals."""
+def cpu_snapshot(server_pid: int) -> dict[str, int]:
+    """CPU ticks so far of the server's process tree, of PostgreSQL, and in total."""
     stats = _proc_stats()
     tree = {server_pid}
     grew = True
@@ -125,35 +131,20 @@ def cpu_snapshot(server_pid: int) -> dict:
         grew = len(tree) != before
     busy, idle = _machine_ticks()
     return {
-        "server": {pid: stats[pid][2] for pid in tree if pid in stats},
-        "postgres": {
-            pid: ticks for pid, (_, comm, ticks) in stats.items() if comm == "postgres"
-        },
+        "server": sum(stats[pid][2] for pid in tree if pid in stats),
+        "postgres": sum(t for _, comm, t in stats.values() if comm == "postgres"),
         "busy": busy,
         "idle": idle,
     }
 
 
-def _ticks_during(before: dict[int, int], after: dict[int, int]) -> int:
-    """Ticks spent between two snapshots by processes alive at the second one.
-
-    A process that started in between counts whole; one that exited in between
-    (a recycled gunicorn worker, a closed PostgreSQL connection) is lost, so the
-    figure is a slight undercount, never negative.
-    """
-    return sum(ticks - before.get(pid, 0) for pid, ticks in after.items())
-
-
 def cpu_breakdown(before: dict, after: dict, wrk_seconds: float, wall: float) -> dict:
     """Cores used during the run by each group; 'other' is everything else."""
     cores = {
-        "server": _ticks_during(before["server"], after["server"]) / CLK_TCK / wall,
-        "postgres": _ticks_during(before["postgres"], after["postgres"])
-        / CLK_TCK
-        / wall,
-        "busy": (after["busy"] - before["busy"]) / CLK_TCK / wall,
-        "wrk": wrk_seconds / wall,
+        key: (after[key] - before[key]) / CLK_TCK / wall
+        for key in ("server", "postgres", "busy")
     }
+    cores["wrk"] = wrk_seconds / wall
     cores["other"] = max(
         0.0, cores["busy"] - cores["server"] - cores["postgres"] - cores["wrk"]
     )
