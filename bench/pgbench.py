@@ -7,8 +7,9 @@ clients on one scope - in three forms: three statements between BEGIN and END
 (capture_statements.sql), the one data-modifying CTE the service sends, between
 BEGIN and END (capture_cte.sql), and that CTE alone in autocommit
 (capture_cte_autocommit.sql). Writes tps and per-transaction latency percentiles
-(from pgbench's transaction log) for each, and the best as the limit, to a JSON
-file. The scratch schema is dropped afterwards.
+(from pgbench's transaction log) for each to a JSON file; the "cte" form, the
+one the service sends today, is the figure the target compares against. The
+scratch schema is dropped afterwards.
 
 Usage:
   pgbench.py --db-url postgres://postgres@127.0.0.1:5432/pc_bench_run \
@@ -44,6 +45,7 @@ def percentile(sorted_values: list[int], fraction: float) -> int:
     ]
 
 
+PRIMARY = "cte"  # what sources/journal.py sends: BEGIN, the CTE, COMMIT
 SCRIPTS = {
     "statements": "capture_statements.sql",
     "cte": "capture_cte.sql",
@@ -51,24 +53,49 @@ SCRIPTS = {
 }
 
 
-def run(db_url: str, script: str, clients: int, threads: int, duration: int) -> dict:
+def pgbench(
+    db_url: str,
+    script: str,
+    clients: int,
+    jobs: int,
+    seconds: int,
+    *,
+    first_id: int,
+    logs: str | None,
+) -> subprocess.CompletedProcess:
+    command = [
+        "pgbench",
+        "-n",  # no vacuum of pgbench's own tables: we use none
+        "-M",
+        "prepared",
+        f"--client={clients}",
+        f"--jobs={jobs}",
+        f"--time={seconds}",
+        f"--file={HERE / script}",
+        f"--define=k={first_id}",  # the per-client counter ids are built from
+        *(["--log", f"--log-prefix={logs}/tx"] if logs else []),
+        db_url,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"pgbench.py: pgbench failed:\n{done.stdout}\n{done.stderr}")
+    done.args = [arg for arg in command if not arg.startswith("--log")]
+    return done
+
+
+def run(db_url: str, script: str, clients: int, jobs: int, duration: int) -> dict:
+    """Warm up, ANALYZE, then the measured run.
+
+    The warm-up matters: prepared statements are planned once per connection,
+    and a plan made while the copies are empty reads the Source table
+    sequentially for the rest of the run (the service plans every statement).
+    """
+    pgbench(db_url, script, clients, jobs, 3, first_id=0, logs=None)
+    psql(db_url, "-c", "ANALYZE bench_pgshape.sources_contentsource")
     with tempfile.TemporaryDirectory(prefix="bench-pgbench-") as logs:
-        command = [
-            "pgbench",
-            "-n",  # no vacuum of pgbench's own tables: we use none
-            "-M",
-            "prepared",
-            f"--client={clients}",
-            f"--jobs={threads}",
-            f"--time={duration}",
-            f"--file={HERE / script}",
-            "--log",
-            f"--log-prefix={logs}/tx",
-            db_url,
-        ]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit(f"pgbench.py: pgbench failed:\n{done.stdout}\n{done.stderr}")
+        done = pgbench(
+            db_url, script, clients, jobs, duration, first_id=10**9, logs=logs
+        )
         # Log lines: client_id transaction_no latency_us script_no epoch epoch_us
         latencies = sorted(
             int(line.split()[2])
@@ -83,14 +110,14 @@ def run(db_url: str, script: str, clients: int, threads: int, duration: int) -> 
         sys.exit(f"pgbench.py: could not read pgbench's output:\n{done.stdout}")
     return {
         "clients": clients,
-        "jobs": threads,
+        "jobs": jobs,
         "seconds": duration,
         "transactions": len(latencies),
         "tps": float(match.group(1)),
         "failed": int(failed.group(1)) if failed else 0,
         "p50_ms": percentile(latencies, 0.50) / 1000,
         "p99_ms": percentile(latencies, 0.99) / 1000,
-        "command": " ".join(arg for arg in command if not arg.startswith("--log")),
+        "command": " ".join(done.args),
     }
 
 
@@ -118,8 +145,9 @@ def main() -> None:
             f"{result['tps']:.1f} tps  p50 {result['p50_ms']:.1f} ms"
             f"  p99 {result['p99_ms']:.1f} ms  failed {result['failed']}"
         )
+    # The target compares ours with the form our capture sends today.
     best = max(forms, key=lambda form: forms[form]["tps"])
-    summary = {**forms[best], "form": best, "forms": forms}
+    summary = {**forms[PRIMARY], "form": PRIMARY, "best_form": best, "forms": forms}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
 
