@@ -189,6 +189,12 @@ def target_checks(rows: list[dict], pgbench: dict | None) -> list[str]:
                 f"(target >= {TARGET_PGBENCH_FRACTION:.0%}): "
                 f"{'met' if fraction >= TARGET_PGBENCH_FRACTION else 'NOT met'}"
             )
+            best = pgbench["forms"][pgbench["best_form"]]
+            if pgbench["best_form"] != pgbench["form"]:
+                checks.append(
+                    f"new working notes c=16: {ours['rps'] / best['tps']:.1%} of the "
+                    f"best form ({pgbench['best_form']}, {best['tps']:.0f} tps)"
+                )
         checks.append(
             f"new working notes c=16: p99 {ours['p99_ms']:.1f} ms "
             f"(target <= {TARGET_P99_MS:g} ms): "

@@ -25,7 +25,8 @@
 # BENCH_DB (pc_bench_run), BENCH_MAINT_DB (pc_bench: an existing database to
 # connect to while creating BENCH_DB), BENCH_QUIET_PATIENCE (30: seconds each run
 # waits for other processes to leave the CPUs), and for ours POWERCONTEXT_WORKERS,
-# POWERCONTEXT_THREADS, POWERCONTEXT_DB_POOL, POWERCONTEXT_DB_POOL_MIN/_MAX.
+# POWERCONTEXT_THREADS, POWERCONTEXT_MAX_REQUESTS, POWERCONTEXT_DB_POOL and
+# POWERCONTEXT_DB_POOL_MIN/_MAX.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -118,8 +119,8 @@ OUR_ENV=(
   DJANGO_STATIC_ROOT="$STATE/static"
   POWERCONTEXT_BIND="127.0.0.1:$OUR_PORT"
 )
-for knob in POWERCONTEXT_WORKERS POWERCONTEXT_THREADS POWERCONTEXT_DB_POOL \
-            POWERCONTEXT_DB_POOL_MIN POWERCONTEXT_DB_POOL_MAX; do
+for knob in POWERCONTEXT_WORKERS POWERCONTEXT_THREADS POWERCONTEXT_MAX_REQUESTS \
+            POWERCONTEXT_DB_POOL POWERCONTEXT_DB_POOL_MIN POWERCONTEXT_DB_POOL_MAX; do
   if [ -n "${!knob:-}" ]; then OUR_ENV+=("$knob=${!knob}"); fi
 done
 
@@ -178,7 +179,7 @@ ensure_reference
 [[ " $SERVERS " == *" ref "* ]] && start_reference
 cat >"$RESULTS/config.json" <<EOF
 {"seconds_per_run": $SECONDS_PER_RUN, "warmup": "$WARMUP",
- "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-cpu count}, threads=${POWERCONTEXT_THREADS:-4}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
+ "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-cpu count}, threads=${POWERCONTEXT_THREADS:-4}, max_requests=${POWERCONTEXT_MAX_REQUESTS:-gunicorn.conf.py}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
  "reference": "$REF_SPEC, SQLite, access mode disabled"}
 EOF
 
