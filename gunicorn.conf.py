@@ -9,13 +9,18 @@ import os
 
 bind = os.environ.get("POWERCONTEXT_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
-workers = int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count()))
+# One worker more than CPUs: a worker's threads share one GIL, and a third process
+# keeps both cores busy while the others wait on PostgreSQL (docs/performance.md).
+workers = int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1))
 threads = int(os.environ.get("POWERCONTEXT_THREADS", "4"))
 timeout = int(os.environ.get("POWERCONTEXT_WORKER_TIMEOUT", "30"))
 graceful_timeout = 30
 keepalive = 5
-max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "20000"))
-max_requests_jitter = 2000
+# Recycling bounds slow leaks; at hundreds of requests per second 20000 meant a
+# restart a minute, each one a cold worker and keep-alive connections piling onto
+# the other workers (docs/performance.md).
+max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "200000"))
+max_requests_jitter = max_requests // 10
 # The longest legal URL (two 256-character ids percent-encoded as UTF-8, plus a
 # 4096-character cursor) passes gunicorn's 8190-byte default; 0 lifts it to 1 MiB.
 limit_request_line = 0
