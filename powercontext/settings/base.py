@@ -4,6 +4,7 @@ Every variable is documented in ``docs/operations.md``. Values that code reads a
 call time (limits, TTLs) are plain settings so tests can override them.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -165,6 +166,27 @@ POWERCONTEXT_TOKEN_LAST_USED_INTERVAL = env.int(
 
 # --- Lists ---------------------------------------------------------------------------
 POWERCONTEXT_CURSOR_TTL = env.int("POWERCONTEXT_CURSOR_TTL", default=3600)
+
+# --- Session envelopes (spec/sessions.md; docs/sessions-meta.md) ----------------------
+# Caps are UTF-8 bytes. Code reads them at call time, so tests may override them.
+SESSION_META_MAX_BYTES = env.int("SESSION_META_MAX_BYTES", default=1024 * 1024)
+WORKING_NOTES_MAX_BYTES = env.int("WORKING_NOTES_MAX_BYTES", default=32 * 1024)
+PERSONA_ID_MAX_BYTES = env.int("PERSONA_ID_MAX_BYTES", default=256)
+PERSONA_SNAPSHOT_MAX_BYTES = env.int("PERSONA_SNAPSHOT_MAX_BYTES", default=512 * 1024)
+SELECTED_MODEL_MAX_BYTES = env.int("SELECTED_MODEL_MAX_BYTES", default=256)
+ATTACHED_SKILLS_MAX_BYTES = env.int("ATTACHED_SKILLS_MAX_BYTES", default=64 * 1024)
+CWD_MAX_BYTES = env.int("CWD_MAX_BYTES", default=4096)
+ACTIVE_SANDBOX_ID_MAX_BYTES = env.int("ACTIVE_SANDBOX_ID_MAX_BYTES", default=256)
+TURN_RUN_ID_MAX_BYTES = env.int("TURN_RUN_ID_MAX_BYTES", default=256)
+USAGE_MAX_BYTES = env.int("USAGE_MAX_BYTES", default=8 * 1024)
+STATUS_SLOT_MAX_BYTES = env.int("STATUS_SLOT_MAX_BYTES", default=96)
+MODEL_MESSAGES_POINTER_MAX_BYTES = env.int(
+    "MODEL_MESSAGES_POINTER_MAX_BYTES", default=2048
+)
+# Envelope revisions older than this are pruned (never an envelope's latest one).
+SESSION_REVISION_RETENTION = timedelta(
+    days=env.int("SESSION_REVISION_RETENTION", default=30)
+)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
