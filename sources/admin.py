@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.html import format_html
 
-from .models import Scope, ScopeContextReference, ScopeExternalReference
+from powercontext.api.admin_tools import (
+    CappedCountPaginator,
+    ExactSearchMixin,
+    ReadOnlyAdminMixin,
+)
 
-
-class ReadOnlyAdminMixin:
-    """Nothing in the registry is added, changed or deleted through the admin."""
-
-    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
-        return {}
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from .models import (
+    CaptureAttempt,
+    ContentSource,
+    Scope,
+    ScopeContextReference,
+    ScopeExternalReference,
+)
 
 
 class ScopeContextReferenceInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -38,9 +38,120 @@ class ScopeExternalReferenceInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Scope)
-class ScopeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class ScopeAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["scope_id", "title", "parent", "created_by", "created_at"]
-    search_fields = ["=scope_id", "=title", "=created_by"]
+    search_fields = ["scope_id"]
+    exact_search_fields = ("scope_id", "title", "created_by")
+    search_help_text = "Exact scope id, title or creator."
     ordering = ["scope_id"]
     show_full_result_count = False
     inlines = [ScopeContextReferenceInline, ScopeExternalReferenceInline]
+
+
+class ExpiryStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("active", "active"), ("expired", "expired")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        expired = Q(is_working_note=True, expires_at__lte=timezone.now())
+        if self.value() == "expired":
+            return queryset.filter(expired)
+        if self.value() == "active":
+            return queryset.exclude(expired)
+        return queryset
+
+
+class RegistryAuditAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    list_per_page = 50
+
+
+@admin.register(ContentSource)
+class ContentSourceAdmin(RegistryAuditAdmin):
+    list_display = [
+        "scope",
+        "position",
+        "source_id",
+        "is_working_note",
+        "note_kind",
+        "session_id",
+        "expires_at",
+        "created_at",
+        "created_by",
+    ]
+    list_filter = ["is_working_note", "note_kind", ExpiryStateFilter]
+    search_fields = ["source_id"]  # shows the search box; the match is exact
+    exact_search_fields = ("scope_id", "source_id", "session_id")
+    search_help_text = "Exact scope id, source id or session id."
+    ordering = ["scope", "position"]
+    sortable_by = ["position", "created_at"]
+    list_select_related = False
+    readonly_fields = [
+        "scope",
+        "source_type",
+        "source_id",
+        "position",
+        "pretty_content",
+        "pretty_metadata",
+        "is_working_note",
+        "session_id",
+        "note_kind",
+        "expires_at",
+        "value_digest",
+        "content_digest",
+        "created_at",
+        "created_by",
+        "request_id",
+    ]
+    exclude = ["content", "metadata"]
+
+    @admin.display(description="content")
+    def pretty_content(self, obj: ContentSource) -> str:
+        return format_html("<pre>{}</pre>", _pretty(obj.content))
+
+    @admin.display(description="metadata")
+    def pretty_metadata(self, obj: ContentSource) -> str:
+        return format_html(
+            "<pre>{}</pre>", json.dumps(obj.metadata, indent=2, ensure_ascii=False)
+        )
+
+
+@admin.register(CaptureAttempt)
+class CaptureAttemptAdmin(RegistryAuditAdmin):
+    list_display = [
+        "at",
+        "scope",
+        "source_id",
+        "outcome",
+        "reason",
+        "principal",
+        "request_id",
+    ]
+    list_filter = ["outcome", "reason"]
+    search_fields = ["source_id"]
+    exact_search_fields = ("scope_id", "source_id", "principal", "request_id")
+    search_help_text = "Exact scope id, source id, principal or request id."
+    ordering = ["-id"]
+    sortable_by = ()
+    readonly_fields = [
+        "scope",
+        "source_type",
+        "source_id",
+        "outcome",
+        "reason",
+        "value_digest",
+        "principal",
+        "request_id",
+        "at",
+    ]
+
+
+def _pretty(stored_content: str) -> str:
+    value = json.loads(stored_content)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)

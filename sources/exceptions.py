@@ -13,3 +13,37 @@ class ScopeIdempotencyConflict(DomainError):
     status_code = 409
     code = "scope_idempotency_conflict"
     message = "The Scope creation key identifies different parameters."
+
+
+class SourceNotFound(DomainError):
+    status_code = 404
+    code = "source_not_found"
+    message = "The requested Source was not found."
+
+
+class SourceConflict(DomainError):
+    status_code = 409
+    code = "source_conflict"
+    message = "The Source identity has different content."
+
+
+class CaptureRejected(DomainError):
+    """A domain rule refused a capture (422); ``reason`` is the attempt log's code."""
+
+    status_code = 422
+    code = "invalid_request"
+    message = "The request is invalid."
+
+    def __init__(
+        self,
+        *,
+        reason: str,
+        field: str,
+        detail_reason: str,
+        message: str | None = None,
+        **extra: str,
+    ) -> None:
+        super().__init__(
+            message, details={"field": field, "reason": detail_reason, **extra}
+        )
+        self.reason = reason

@@ -102,3 +102,168 @@ class SourceJournalHead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope_id}@{self.last_position}"
+
+
+class ImmutableRecordError(Exception):
+    """Raised when code tries to change or delete an immutable registry row."""
+
+
+class ImmutableQuerySet(models.QuerySet):
+    """Registry rows are written once: bulk ``update()``/``delete()`` are refused."""
+
+    def update(self, **kwargs: object) -> int:
+        raise ImmutableRecordError(f"{self.model.__name__} rows are immutable")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise ImmutableRecordError(f"{self.model.__name__} rows are immutable")
+
+    def bulk_update(self, *args: object, **kwargs: object) -> int:
+        raise ImmutableRecordError(f"{self.model.__name__} rows are immutable")
+
+
+class ImmutableModel(models.Model):
+    """``save()`` only inserts; ``delete()`` is refused (PostgreSQL triggers agree)."""
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self._state.adding:
+            raise ImmutableRecordError(f"{type(self).__name__} rows are immutable")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        raise ImmutableRecordError(f"{type(self).__name__} rows are immutable")
+
+
+class WorkingNoteKind(models.TextChoices):
+    INSPECTION = "inspection"
+    ABANDONED_APPROACH = "abandoned_approach"
+    VALIDATION = "validation"
+    UNRESOLVED = "unresolved"
+    HOST_CONTEXT = "host_context"
+
+
+class ContentSource(ImmutableModel):
+    """One captured Source: immutable once accepted.
+
+    ``content`` holds the RFC 8785 canonical JSON of the captured value, so
+    ``content_digest`` is the SHA-256 of exactly the stored text. ``value_digest``
+    covers the whole value document (content, metadata, note fields) and decides
+    replay (equal) versus conflict (different). ``is_working_note`` is owned by
+    the server: only the working-note capture sets it.
+    """
+
+    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="sources")
+    source_type = models.CharField(max_length=32, default="content")
+    source_id = models.CharField(max_length=256)
+    position = models.BigIntegerField()
+    content = models.TextField(
+        help_text="RFC 8785 canonical JSON of the content value."
+    )
+    metadata = models.JSONField(default=dict)
+    is_working_note = models.BooleanField(default=False)
+    # NULL (not "") for plain Sources: the value document says null there.
+    session_id = models.CharField(max_length=256, null=True, blank=True)  # noqa: DJ001
+    note_kind = models.CharField(  # noqa: DJ001
+        max_length=32, choices=WorkingNoteKind.choices, null=True, blank=True
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)
+    value_digest = models.CharField(max_length=64)
+    content_digest = models.CharField(max_length=71)
+    created_at = models.DateTimeField()
+    created_by = models.CharField(max_length=150)
+    request_id = models.CharField(max_length=16)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope", "source_type", "source_id"],
+                name="sources_source_identity_uniq",
+            ),
+            models.UniqueConstraint(
+                fields=["scope", "position"], name="sources_source_position_uniq"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(position__gte=1),
+                name="sources_source_position_positive",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(
+                        is_working_note=True,
+                        session_id__isnull=False,
+                        note_kind__isnull=False,
+                    )
+                    | models.Q(
+                        is_working_note=False,
+                        session_id__isnull=True,
+                        note_kind__isnull=True,
+                        expires_at__isnull=True,
+                    )
+                ),
+                name="sources_source_note_fields_consistent",
+            ),
+        ]
+        indexes = [
+            # Generation window and working_note=false audit filter.
+            models.Index(
+                fields=["scope", "position"],
+                name="sources_source_plain_pos_idx",
+                condition=models.Q(is_working_note=False),
+            ),
+            # working_note=true and state filters.
+            models.Index(
+                fields=["scope", "position"],
+                name="sources_source_note_pos_idx",
+                condition=models.Q(is_working_note=True),
+            ),
+            models.Index(
+                fields=["scope", "session_id", "position"],
+                name="sources_source_session_idx",
+                condition=models.Q(is_working_note=True),
+            ),
+            models.Index(
+                fields=["scope", "note_kind", "position"],
+                name="sources_source_kind_idx",
+                condition=models.Q(is_working_note=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope_id}/{self.source_type}/{self.source_id}@{self.position}"
+
+
+class CaptureOutcome(models.TextChoices):
+    ACCEPTED = "accepted"
+    REPLAYED = "replayed"
+    CONFLICT = "conflict"
+    REJECTED = "rejected"
+
+
+class CaptureAttempt(ImmutableModel):
+    """Append-only log of every capture attempt that reached the registry's rules."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="+")
+    source_type = models.CharField(max_length=32)
+    source_id = models.CharField(max_length=256)
+    outcome = models.CharField(max_length=16, choices=CaptureOutcome.choices)
+    reason = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    value_digest = models.CharField(max_length=64)
+    principal = models.CharField(max_length=150)
+    request_id = models.CharField(max_length=16)
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["scope", "source_type", "source_id", "id"],
+                name="sources_attempt_identity_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}: {self.outcome}"

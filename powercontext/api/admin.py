@@ -12,6 +12,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from .admin_tools import ExactSearchMixin
 from .management.commands.createtoken import parse_grant
 from .models import ApiToken, TokenGrant
 from .tokens import token_create, token_revoke
@@ -50,7 +51,7 @@ class TokenGrantInline(admin.TabularInline):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = [
         "prefix",
         "principal",
@@ -60,7 +61,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["revoked"]
-    search_fields = ["=prefix", "=principal"]
+    search_fields = ["prefix"]
+    exact_search_fields = ("prefix", "principal")
     readonly_fields = [
         "prefix",
         "principal",

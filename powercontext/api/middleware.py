@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import secrets
 import time
@@ -58,8 +59,10 @@ class BodySizeLimitMiddleware:
     """Answers 413 before reading a body larger than ``POWERCONTEXT_MAX_BODY_BYTES``.
 
     A declared ``Content-Length`` is checked without reading. A chunked body (no
-    length, the server marks the input terminated) is read up to the limit plus
-    one byte, so an oversized upload never sits in memory whole.
+    length; the server marks its input terminated) is read from the WSGI input
+    up to the limit plus one byte, so an oversized upload never sits in memory
+    whole. Django itself would read nothing of a chunked body (it trusts only
+    ``Content-Length``), so the bytes read are handed back as the request body.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -71,18 +74,23 @@ class BodySizeLimitMiddleware:
         if declared:
             if declared.isdigit() and int(declared) > limit:
                 return error_response(RequestTooLarge(_too_large_message(limit)))
-        elif request.META.get("wsgi.input_terminated") and request.method not in (
-            "GET",
-            "HEAD",
-        ):
-            body = request.read(limit + 1)
+        elif _is_chunked(request):
+            body = request.META["wsgi.input"].read(limit + 1)
             if len(body) > limit:
                 return error_response(RequestTooLarge(_too_large_message(limit)))
-            # Django serves ``request.body`` from ``_body``; DRF only parses a body
-            # whose length is declared.
             request._body = body
-            request.META["CONTENT_LENGTH"] = str(len(body))
+            request._stream = io.BytesIO(body)
+            request.META["CONTENT_LENGTH"] = str(
+                len(body)
+            )  # DRF parses declared bodies
         return self.get_response(request)
+
+
+def _is_chunked(request: HttpRequest) -> bool:
+    return (
+        bool(request.META.get("wsgi.input_terminated"))
+        and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+    )
 
 
 def _too_large_message(limit: int) -> str:

@@ -21,7 +21,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.settings import api_settings
 
-from .exceptions import RequestValidationError
+from .exceptions import BadRequest, RequestValidationError
 
 MAX_SAFE_INTEGER = 2**53 - 1
 IDENTITY_MAX_LENGTH = 256
@@ -30,7 +30,7 @@ IDENTITY_MAX_LENGTH = 256
 _DRF_CODE_TO_TYPE = {
     "required": "missing",
     "null": "none_forbidden",
-    "blank": "string_pattern_mismatch",
+    "blank": "string_too_short",
     "max_length": "string_too_long",
     "min_length": "string_too_short",
     "invalid_choice": "enum",
@@ -164,10 +164,14 @@ class StrictCharField(serializers.CharField):
 class NotBlankCharField(StrictCharField):
     """A string that must contain a non-whitespace character."""
 
+    default_error_messages = {
+        "string_pattern_mismatch": "Must contain a non-whitespace character."
+    }
+
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         if not value.strip():
-            self.fail("blank")
+            self.fail("string_pattern_mismatch")
         return value
 
 
@@ -377,10 +381,20 @@ def validate_body(
     return serializer.validated_data
 
 
-def validate_query(serializer_class: type[serializers.Serializer], query: Any) -> Any:
-    """Validate query parameters: each key once, no unknown keys, storable text."""
+def validate_query(
+    serializer_class: type[serializers.Serializer],
+    query: Any,
+    *,
+    invalid_status: int = 422,
+) -> Any:
+    """Validate query parameters.
+
+    Unknown, repeated or unstorable parameters are always 422. Invalid values are
+    ``invalid_status``: the Source lists answer 400 there, as the reference does.
+    """
     values: dict[str, str] = {}
     errors: list[dict[str, Any]] = []
+    known = serializer_class().fields
     for key, key_values in query.lists():
         for value in (key, *key_values):
             problem = text_problem(value)
@@ -396,12 +410,19 @@ def validate_query(serializer_class: type[serializers.Serializer], query: Any) -
                     "Parameter given more than once.",
                 )
             )
+        if key not in known:
+            errors.append(
+                _item("extra_forbidden", ["query", key], "Unknown parameter.")
+            )
         values[key] = key_values[-1]
     if errors:
         raise RequestValidationError(errors)
     serializer = serializer_class(data=values)
     if not serializer.is_valid():
-        raise RequestValidationError(errors_from_drf(serializer.errors, ["query"]))
+        items = errors_from_drf(serializer.errors, ["query"])
+        if invalid_status == 400:
+            raise BadRequest(details={"errors": items})
+        raise RequestValidationError(items)
     return serializer.validated_data
 
 

@@ -1,4 +1,4 @@
-"""Writes to the registry. Every service owns its transaction."""
+"""Scope creation."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from powercontext.api.models import Role
 from powercontext.api.principals import Principal
 from powercontext.api.tokens import grant_add
 from powercontext.canonical import canonical_sha256
-
-from .exceptions import ScopeIdempotencyConflict, ScopeNotFound
-from .identifiers import new_scope_id
-from .models import (
+from sources.exceptions import ScopeIdempotencyConflict, ScopeNotFound
+from sources.identifiers import new_scope_id
+from sources.models import (
     Scope,
     ScopeContextReference,
     ScopeExternalReference,

@@ -1,0 +1,56 @@
+"""Admin building blocks: exact identity search, read-only audit, capped counts."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest
+
+
+class ExactSearchMixin:
+    """Search by exact, byte-for-byte equality on ``exact_search_fields``.
+
+    Django's ``=`` prefix means ``iexact`` (ILIKE on PostgreSQL); identities are
+    case-sensitive and never trimmed, so the term is compared as typed.
+    """
+
+    exact_search_fields: tuple[str, ...] = ()
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
+    ) -> tuple[QuerySet[Any], bool]:
+        if not search_term:
+            return queryset, False
+        condition = Q()
+        for field in self.exact_search_fields:
+            condition |= Q(**{field: search_term})
+        return queryset.filter(condition), False
+
+
+class ReadOnlyAdminMixin:
+    """Nothing is added, changed or deleted through the admin; no bulk actions."""
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        return {}
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most ``CAP + 1`` rows, so a changelist never runs a full COUNT(*)."""
+
+    CAP = 10_000
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: self.CAP + 1].count()  # type: ignore[attr-defined]

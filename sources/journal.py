@@ -1,0 +1,130 @@
+"""The capture write: take the scope's next position and insert the Source.
+
+Positions are gap-free per scope because the journal head row is updated (and so
+locked) in the same short transaction as the Source insert and its ``accepted``
+attempt. If the insert fails - typically the identity already exists - the whole
+transaction rolls back, the head included, so no position is consumed.
+
+On PostgreSQL the three writes are one statement (a data-modifying CTE): one
+round trip per capture. SQLite has no data-modifying CTEs; there the same three
+writes run as separate statements inside the caller's IMMEDIATE transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+
+from .exceptions import ScopeNotFound
+from .models import CaptureAttempt, CaptureOutcome, ContentSource, SourceJournalHead
+
+
+@dataclass(frozen=True)
+class NewSource:
+    """A fully prepared Source row, minus its position."""
+
+    scope_id: str
+    source_type: str
+    source_id: str
+    content: str
+    metadata: dict
+    is_working_note: bool
+    session_id: str | None
+    note_kind: str | None
+    expires_at: datetime | None
+    value_digest: str
+    content_digest: str
+    created_at: datetime
+    created_by: str
+    request_id: str
+
+
+_HEAD = SourceJournalHead._meta.db_table
+_SOURCE = ContentSource._meta.db_table
+_ATTEMPT = CaptureAttempt._meta.db_table
+
+_POSTGRES_APPEND = f"""
+WITH head AS (
+    UPDATE {_HEAD} SET last_position = last_position + 1
+    WHERE scope_id = %(scope_id)s
+    RETURNING last_position
+), source AS (
+    INSERT INTO {_SOURCE} (
+        scope_id, source_type, source_id, position, content, metadata,
+        is_working_note, session_id, note_kind, expires_at, value_digest,
+        content_digest, created_at, created_by, request_id
+    )
+    SELECT %(scope_id)s, %(source_type)s, %(source_id)s, head.last_position,
+           %(content)s, %(metadata)s::jsonb, %(is_working_note)s, %(session_id)s,
+           %(note_kind)s, %(expires_at)s, %(value_digest)s, %(content_digest)s,
+           %(created_at)s, %(created_by)s, %(request_id)s
+    FROM head
+    RETURNING position
+), attempt AS (
+    INSERT INTO {_ATTEMPT} (
+        scope_id, source_type, source_id, outcome, reason, value_digest,
+        principal, request_id, at
+    )
+    SELECT %(scope_id)s, %(source_type)s, %(source_id)s, %(accepted)s, NULL,
+           %(value_digest)s, %(created_by)s, %(request_id)s, %(created_at)s
+    FROM source
+)
+SELECT position FROM source
+"""
+
+_ADVANCE_HEAD = (
+    f"UPDATE {_HEAD} SET last_position = last_position + 1 "
+    "WHERE scope_id = %s RETURNING last_position"
+)
+
+
+def journal_append(row: NewSource) -> int:
+    """Insert ``row`` at the scope's next position; return the position.
+
+    Must run inside a transaction (the caller's ``atomic``). Raises
+    ``ScopeNotFound`` when the scope has no journal head, and lets the
+    ``IntegrityError`` of the identity constraint propagate - the caller rolls
+    back and classifies the existing Source as a replay or a conflict.
+    """
+    if connection.vendor == "postgresql":
+        return _append_postgres(row)
+    return _append_portable(row)
+
+
+def _append_postgres(row: NewSource) -> int:
+    params = {
+        **row.__dict__,
+        "metadata": json.dumps(row.metadata, ensure_ascii=False),
+        "accepted": CaptureOutcome.ACCEPTED.value,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_POSTGRES_APPEND, params)
+        found = cursor.fetchone()
+    if found is None:
+        raise ScopeNotFound()
+    return int(found[0])
+
+
+def _append_portable(row: NewSource) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(_ADVANCE_HEAD, [row.scope_id])
+        found = cursor.fetchone()
+    if found is None:
+        raise ScopeNotFound()
+    position = int(found[0])
+    ContentSource.objects.create(position=position, **row.__dict__)
+    CaptureAttempt.objects.create(
+        scope_id=row.scope_id,
+        source_type=row.source_type,
+        source_id=row.source_id,
+        outcome=CaptureOutcome.ACCEPTED,
+        reason=None,
+        value_digest=row.value_digest,
+        principal=row.created_by,
+        request_id=row.request_id,
+        at=row.created_at,
+    )
+    return position

@@ -1,0 +1,331 @@
+"""Capture: the one path by which Sources enter the registry.
+
+Both capture operations (generic content and working notes) and server-assigned
+creation run through ``_capture``:
+
+1. a read-first lookup of the identity answers replays and conflicts without
+   touching the journal head (correctness never depends on it);
+2. otherwise the Source is appended at the scope's next position
+   (``journal.journal_append``) in one short durable transaction together with
+   its ``accepted`` attempt;
+3. if a concurrent capture of the same identity won the race, the identity
+   constraint fails, the transaction rolls back (the position with it) and the
+   winner is classified exactly as in step 1.
+
+Replays, conflicts and rejections are logged after the outcome is decided, in a
+transaction of their own (``attempts.attempt_record``); a logging failure never
+changes the answer. Called inside a caller's transaction (``durable=False``), the
+log row goes into a savepoint of that transaction instead, so it is kept exactly
+when the caller commits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from powercontext.api.db import violates_constraint
+from powercontext.api.principals import Principal
+from powercontext.api.validation import format_datetime
+from sources import selectors
+from sources.digests import (
+    SourceValue,
+    canonical_content,
+    content_digest_of,
+    value_digest,
+)
+from sources.exceptions import CaptureRejected, SourceConflict
+from sources.identifiers import new_source_id
+from sources.journal import NewSource, journal_append
+from sources.models import CaptureOutcome, ContentSource
+
+from .attempts import attempt_record
+
+CONTENT = "content"
+RESERVED_RECEIPT_SCHEMA = "powercontext.handoff-receipt.v1"
+RESERVED_KIND = "working_note"
+IDENTITY_CONSTRAINT = "sources_source_identity_uniq"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What a capture answers: the identity, its position, and whether it replayed."""
+
+    source_type: str
+    source_id: str
+    position: int
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class CreatedSource:
+    """A Source created with a server-assigned id, as the caller sees it."""
+
+    scope_id: str
+    source_type: str
+    source_id: str
+    content: str  # canonical JSON text
+    position: int
+    content_digest: str
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """Everything an attempt-log row needs besides outcome and reason."""
+
+    scope_id: str
+    source_type: str
+    source_id: str
+    digest: str
+    principal: str
+    request_id: str
+    at: datetime
+    durable: bool
+
+    def record(self, outcome: CaptureOutcome, reason: str | None) -> None:
+        attempt_record(
+            durable=self.durable,
+            scope_id=self.scope_id,
+            source_type=self.source_type,
+            source_id=self.source_id,
+            outcome=outcome,
+            reason=reason,
+            value_digest=self.digest,
+            principal=self.principal,
+            request_id=self.request_id,
+            at=self.at,
+        )
+
+
+def source_capture(
+    *,
+    principal: Principal,
+    scope_id: str,
+    source_id: str,
+    content: str,
+    metadata: dict[str, Any] | None,
+    request_id: str,
+) -> Receipt:
+    """Capture generic content (``POST /v1/sources/content``).
+
+    Raises ``ScopeNotFound``; ``CaptureRejected`` for a reserved handoff-receipt
+    schema in ``content`` or ``metadata.kind == "working_note"`` (checked before
+    the identity); ``SourceConflict`` when the identity holds another value.
+    """
+    value = SourceValue(content=content, metadata=metadata or {})
+    return _capture(
+        principal=principal,
+        scope_id=scope_id,
+        source_id=source_id,
+        value=value,
+        request_id=request_id,
+        now=timezone.now(),
+        rule=_generic_capture_rule(content, metadata or {}),
+    )
+
+
+def working_note_capture(
+    *,
+    principal: Principal,
+    scope_id: str,
+    source_id: str,
+    content: str,
+    session_id: str,
+    note_kind: str,
+    expires_at: datetime | None,
+    request_id: str,
+    now: datetime | None = None,
+    durable: bool = True,
+) -> Receipt:
+    """Capture a Working Note (``POST /v1/sources/working-notes``).
+
+    The server-owned ``is_working_note`` flag is set here and only here. An
+    ``expires_at`` not after ``now`` is refused (``not_in_future``) for a new
+    identity only: an exact replay of an existing note returns its original
+    receipt even after expiry, a different value is a ``SourceConflict``.
+
+    ``durable=False`` lets a caller run the capture inside its own transaction
+    (the envelope's notes bridge); the capture then uses a savepoint.
+    """
+    now = now or timezone.now()
+    metadata: dict[str, Any] = {
+        "kind": RESERVED_KIND,
+        "session_id": session_id,
+        "note_kind": note_kind,
+    }
+    if expires_at is not None:
+        metadata["expires_at"] = format_datetime(expires_at)
+    value = SourceValue(
+        content=content,
+        metadata=metadata,
+        working_note=True,
+        session_id=session_id,
+        note_kind=note_kind,
+        expires_at=expires_at,
+    )
+
+    def not_in_future() -> CaptureRejected | None:
+        if expires_at is not None and expires_at <= now:
+            return CaptureRejected(
+                reason="not_in_future",
+                field="expires_at",
+                detail_reason="not_in_future",
+            )
+        return None
+
+    return _capture(
+        principal=principal,
+        scope_id=scope_id,
+        source_id=source_id,
+        value=value,
+        request_id=request_id,
+        now=now,
+        new_identity_rule=not_in_future,
+        durable=durable,
+    )
+
+
+def source_create(
+    *, principal: Principal, scope_id: str, content: Any, request_id: str
+) -> CreatedSource:
+    """Create a Source with a server-assigned ``src_`` id (``POST .../sources``).
+
+    Not idempotent: every call creates a new Source. Raises ``ScopeNotFound``;
+    ``CaptureRejected`` for a reserved handoff-receipt schema.
+    """
+    receipt = _capture(
+        principal=principal,
+        scope_id=scope_id,
+        source_id=new_source_id(),
+        value=SourceValue(content=content, metadata={}),
+        request_id=request_id,
+        now=timezone.now(),
+        rule=_reserved_schema_rejection() if _is_reserved_receipt(content) else None,
+    )
+    stored = canonical_content(content)
+    return CreatedSource(
+        scope_id=scope_id,
+        source_type=CONTENT,
+        source_id=receipt.source_id,
+        content=stored,
+        position=receipt.position,
+        content_digest=content_digest_of(stored),
+    )
+
+
+def _capture(
+    *,
+    principal: Principal,
+    scope_id: str,
+    source_id: str,
+    value: SourceValue,
+    request_id: str,
+    now: datetime,
+    rule: CaptureRejected | None = None,
+    new_identity_rule: Callable[[], CaptureRejected | None] | None = None,
+    durable: bool = True,
+) -> Receipt:
+    digest = value_digest(value)
+    attempt = _Attempt(
+        scope_id, CONTENT, source_id, digest, principal.name, request_id, now, durable
+    )
+    if rule is not None:
+        _reject(attempt, rule)
+    existing = selectors.source_identity_find(
+        scope_id=scope_id, source_type=CONTENT, source_id=source_id
+    )
+    if existing is not None:
+        return _classify(attempt, existing)
+    if new_identity_rule is not None and (rejection := new_identity_rule()) is not None:
+        _reject(attempt, rejection)
+    stored = canonical_content(value.content)
+    row = NewSource(
+        scope_id=scope_id,
+        source_type=CONTENT,
+        source_id=source_id,
+        content=stored,
+        metadata=value.metadata,
+        is_working_note=value.working_note,
+        session_id=value.session_id,
+        note_kind=value.note_kind,
+        expires_at=value.expires_at,
+        value_digest=digest,
+        content_digest=content_digest_of(stored),
+        created_at=now,
+        created_by=principal.name,
+        request_id=request_id,
+    )
+    try:
+        with transaction.atomic(durable=durable):
+            position = journal_append(row)
+    except IntegrityError as exc:
+        if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
+            raise
+        winner = selectors.source_identity_find(
+            scope_id=scope_id, source_type=CONTENT, source_id=source_id
+        )
+        if winner is None:  # cannot happen: the constraint saw a committed row
+            raise
+        return _classify(attempt, winner)
+    return Receipt(CONTENT, source_id, position, replayed=False)
+
+
+def _classify(attempt: _Attempt, existing: selectors.SourceIdentity) -> Receipt:
+    """Replay (equal value digest) or conflict (different), logged either way."""
+    if existing.value_digest == attempt.digest:
+        attempt.record(CaptureOutcome.REPLAYED, None)
+        return Receipt(CONTENT, attempt.source_id, existing.position, replayed=True)
+    attempt.record(CaptureOutcome.CONFLICT, "source_conflict")
+    raise SourceConflict()
+
+
+def _reject(attempt: _Attempt, rejection: CaptureRejected) -> None:
+    """Refuse by a domain rule - after making sure the scope exists (404 first)."""
+    selectors.scope_require(scope_id=attempt.scope_id)
+    attempt.record(CaptureOutcome.REJECTED, rejection.reason)
+    raise rejection
+
+
+def _generic_capture_rule(
+    content: str, metadata: dict[str, Any]
+) -> CaptureRejected | None:
+    if _is_reserved_receipt(content):
+        return _reserved_schema_rejection()
+    if metadata.get("kind") == RESERVED_KIND:
+        return CaptureRejected(
+            reason="reserved_kind",
+            field="metadata.kind",
+            detail_reason="reserved_kind",
+            message=(
+                'metadata.kind "working_note" is reserved: capture working notes '
+                "with POST /v1/sources/working-notes."
+            ),
+            operation="POST /v1/sources/working-notes",
+        )
+    return None
+
+
+def _is_reserved_receipt(content: Any) -> bool:
+    """Whether ``content`` is (or is a JSON string of) a reserved receipt object."""
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except (ValueError, RecursionError):
+            return False
+    return (
+        isinstance(content, dict) and content.get("schema") == RESERVED_RECEIPT_SCHEMA
+    )
+
+
+def _reserved_schema_rejection() -> CaptureRejected:
+    return CaptureRejected(
+        reason="reserved_schema",
+        field="content",
+        detail_reason="uses a server-reserved handoff receipt schema",
+    )

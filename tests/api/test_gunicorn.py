@@ -1,0 +1,148 @@
+"""The service as gunicorn serves it: request-line limits, request ids, errors.
+
+Runs the real ``gunicorn.conf.py`` against a temporary SQLite database, so it
+needs no PostgreSQL and runs in both suite runs.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A gunicorn on a fresh SQLite file; yields (base URL, admin token)."""
+    data = tmp_path_factory.mktemp("gunicorn")
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "powercontext.settings.local",
+        "DATABASE_URL": f"sqlite:///{data / 'db.sqlite3'}",
+        "DJANGO_SECRET_KEY": "gunicorn-test-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+        "POWERCONTEXT_BIND": f"127.0.0.1:{port}",
+        "POWERCONTEXT_WORKERS": "1",
+    }
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    minted = subprocess.run(
+        [*manage, "createtoken", "--name", "gunicorn-test", "--grant", "*:admin"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    token = minted.stdout.strip().splitlines()[-1]
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    process = subprocess.Popen(
+        [str(gunicorn), "powercontext.wsgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/health/live", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("gunicorn did not start within 30 s")
+        yield base, token
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_longest_legal_url_reaches_the_application(server: tuple[str, str]) -> None:
+    base, token = server
+    long_id = quote("\U0001f600" * 256, safe="")  # 256 characters, 3072 bytes encoded
+    url = f"{base}/v1/scopes/{long_id}/source-audit/content/{long_id}/attempts"
+
+    response = httpx.get(
+        url,
+        params={"limit": "100", "cursor": "c" * 4096},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+    assert len(str(response.request.url)) > 8190
+    assert response.status_code in (400, 404)
+    assert set(response.json()) == {"error"}
+
+
+def test_gunicorn_responses_carry_request_ids_and_envelopes(
+    server: tuple[str, str],
+) -> None:
+    base, _ = server
+
+    unauthorized = httpx.get(f"{base}/v1/scopes")
+    missing = httpx.get(f"{base}/nowhere")
+
+    assert unauthorized.status_code == 401
+    assert unauthorized.headers["WWW-Authenticate"] == "Bearer"
+    assert missing.json()["error"]["code"] == "not_found"
+    assert len(unauthorized.headers["X-PowerContext-Request-ID"]) == 16
+
+
+def test_chunked_body_over_the_limit_is_413(server: tuple[str, str]) -> None:
+    base, token = server
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"title": "'
+        for _ in range(17):
+            yield b"x" * (1024 * 1024)
+        yield b'"}'
+
+    response = httpx.post(
+        f"{base}/v1/scopes",
+        content=chunks(),
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+        },
+        timeout=60,
+    )
+
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "request_too_large"
+
+
+def test_chunked_body_within_the_limit_is_parsed(server: tuple[str, str]) -> None:
+    base, token = server
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"title": "T", "summary": "S", '
+        yield b'"idempotency_key": "chunked"}'
+
+    response = httpx.post(
+        f"{base}/v1/scopes",
+        content=chunks(),
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+        },
+    )
+
+    assert response.status_code == 201
