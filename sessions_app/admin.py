@@ -1,9 +1,9 @@
 """Read-only audit console for envelopes and their revisions.
 
-Search is exact-match on identity (scope id, session id; for revisions also the
-request id and principal), never ``icontains``: identities are compared byte for
-byte. Meta is shown pretty-printed; a revision's meta is rebuilt from the values
-it references.
+Search is exact, byte-for-byte equality on identity (scope id, session id; for
+revisions also the request id and principal): never ``icontains``, never ``=``
+(which Django reads as ``iexact``). Meta is shown pretty-printed; a revision's
+meta is rebuilt from the values it references.
 """
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ from typing import Any
 from django.contrib import admin
 from django.utils.html import format_html
 
-from sources.admin import ReadOnlyAdminMixin
+from powercontext.api.admin_tools import (
+    CappedCountPaginator,
+    ExactSearchMixin,
+    ReadOnlyAdminMixin,
+)
 
 from .models import EnvelopeRevision, SessionEnvelope
 from .selectors import revision_meta
@@ -41,12 +45,20 @@ class EnvelopeRevisionInline(ReadOnlyAdminMixin, admin.TabularInline):
     max_num = 0
 
 
-@admin.register(SessionEnvelope)
-class SessionEnvelopeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["scope_id", "session_id", "version", "updated_at"]
-    search_fields = ["=scope__scope_id", "=session_id"]
-    ordering = ["-updated_at"]
+class AuditAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    paginator = CappedCountPaginator
     show_full_result_count = False
+    list_per_page = 50
+
+
+@admin.register(SessionEnvelope)
+class SessionEnvelopeAdmin(AuditAdmin):
+    list_display = ["scope_id", "session_id", "version", "updated_at"]
+    search_fields = ["session_id"]  # shows the search box; the match is exact
+    exact_search_fields = ("scope_id", "session_id")
+    search_help_text = "Exact scope id or session id."
+    ordering = ["-updated_at"]
+    sortable_by = ["version", "updated_at"]
     fields = readonly_fields = (
         "scope",
         "session_id",
@@ -64,7 +76,7 @@ class SessionEnvelopeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(EnvelopeRevision)
-class EnvelopeRevisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class EnvelopeRevisionAdmin(AuditAdmin):
     list_display = [
         "envelope",
         "version",
@@ -76,14 +88,16 @@ class EnvelopeRevisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     ]
     list_select_related = ["envelope"]
     list_filter = ["writer", "operation"]
-    search_fields = [
-        "=envelope__scope__scope_id",
-        "=envelope__session_id",
-        "=request_id",
-        "=principal",
-    ]
+    search_fields = ["envelope__session_id"]
+    exact_search_fields = (
+        "envelope__scope_id",
+        "envelope__session_id",
+        "request_id",
+        "principal",
+    )
+    search_help_text = "Exact scope id, session id, request id or principal."
     ordering = ["-created_at"]
-    show_full_result_count = False
+    sortable_by = ["version", "created_at"]
     fields = readonly_fields = (
         "envelope",
         "version",

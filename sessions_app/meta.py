@@ -142,6 +142,20 @@ def owner_of(key: str) -> Owner | None:
     return None
 
 
+def known_owner(key: str) -> Owner:
+    """The owner of ``key``; raises ``UnknownMetaKey`` for a key the rules do not
+    know (neither reserved nor ``x-``)."""
+    owner = owner_of(key)
+    if owner is None:
+        raise UnknownMetaKey(
+            key,
+            "unknown_meta_key",
+            f"meta.{key} is not a reserved key and does not start with "
+            f"{HOST_DEFINED_PREFIX!r}.",
+        )
+    return owner
+
+
 def utf8_length(text: str) -> int:
     return len(text.encode("utf-8"))
 
@@ -161,13 +175,7 @@ def sanitize_value(key: str, value: Any) -> Scalar | None:
         return None
     rule = RESERVED_KEYS.get(key)
     if rule is None:
-        if not key.startswith(HOST_DEFINED_PREFIX):
-            raise UnknownMetaKey(
-                key,
-                "unknown_meta_key",
-                f"meta.{key} is not a reserved key and does not start with "
-                f"{HOST_DEFINED_PREFIX!r}.",
-            )
+        known_owner(key)
         return _host_defined_scalar(key, value)
     if rule.kind is ValueKind.NOTES:
         return sanitize_working_notes(value, field=f"meta.{key}")

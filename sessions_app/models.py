@@ -11,7 +11,8 @@ Revisions and values are never updated. They are guarded in layers: the write
 services are their only writers; ``save()`` refuses updates; their QuerySets
 refuse ``update()`` and ``delete()`` (retention pruning deletes through
 ``delete_pruned``); the admin is read-only; and on PostgreSQL triggers reject
-UPDATE from any client and DELETE of an envelope's latest revision (``guards.py``).
+UPDATE from any client and DELETE of an envelope's latest revision (migration
+``0002_append_only_triggers``).
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ class SessionEnvelope(models.Model):
     meta = models.JSONField(default=dict)
     version = models.PositiveBigIntegerField(
         help_text="1 at creation, +1 per accepted write; the strong ETag."
+    )
+    notes_version = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The version that wrote the current working notes (null: none).",
     )
     clock = models.BigIntegerField(
         help_text="Monotonic write clock in ms: max(previous + 1, now)."

@@ -11,13 +11,19 @@ from typing import Any
 from rest_framework import serializers
 
 from powercontext.api.validation import (
+    IdentityField,
     StrictCharField,
+    StrictChoiceField,
+    StrictDateTimeField,
     StrictJSONObjectField,
     StrictSerializer,
     format_datetime,
 )
+from sources.models import WorkingNoteKind
+from sources.serializers import CaptureReceiptSerializer, receipt_body
 
 from .selectors import EnvelopeState, WorkingNotesState
+from .services import DEFAULT_NOTE_KIND, NotesCapture, WorkingNotesWrite
 
 
 class EnvelopeWriteInput(StrictSerializer):
@@ -27,11 +33,31 @@ class EnvelopeWriteInput(StrictSerializer):
     )
 
 
+class NotesCaptureInput(StrictSerializer):
+    note_kind = StrictChoiceField(
+        choices=WorkingNoteKind.values, required=False, default=DEFAULT_NOTE_KIND
+    )
+    expires_at = StrictDateTimeField(required=False, allow_null=True, default=None)
+    source_id = IdentityField(
+        reject_padding=True,
+        required=False,
+        default=None,
+        help_text="Default: session-notes:{session_id}:v{version of the notes}.",
+    )
+
+
 class WorkingNotesPutInput(StrictSerializer):
     notes = StrictCharField(
         allow_blank=True,
         help_text="Trimmed; at most WORKING_NOTES_MAX_BYTES UTF-8 bytes after "
         "trimming; empty clears the notes.",
+    )
+    capture = NotesCaptureInput(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Also capture the notes as a Source-backed Working Note, in the "
+        "same transaction.",
     )
 
 
@@ -58,7 +84,7 @@ class WorkingNotesSerializer(serializers.Serializer):
 class WorkingNotesWriteSerializer(WorkingNotesSerializer):
     # DRF's metaclass moves declared fields off the class, so the wire name
     # ``source`` does not shadow ``Field.source``; the stubs cannot know that.
-    source = serializers.DictField(  # type: ignore[assignment]
+    source = CaptureReceiptSerializer(  # type: ignore[assignment]
         allow_null=True, help_text="The capture receipt; null without a capture."
     )
 
@@ -84,4 +110,17 @@ def working_notes_body(state: WorkingNotesState) -> dict[str, Any]:
         "updated_at": (
             format_datetime(state.updated_at) if state.updated_at is not None else None
         ),
+    }
+
+
+def notes_capture(data: dict[str, Any] | None) -> NotesCapture | None:
+    """The capture a validated ``capture`` object asks for (None: no capture)."""
+    return NotesCapture(**data) if data is not None else None
+
+
+def working_notes_write_body(written: WorkingNotesWrite) -> dict[str, Any]:
+    receipt = written.receipt
+    return {
+        **working_notes_body(written.notes),
+        "source": receipt_body(receipt) if receipt is not None else None,
     }

@@ -26,7 +26,9 @@ from .serializers import (
     WorkingNotesSerializer,
     WorkingNotesWriteSerializer,
     envelope_body,
+    notes_capture,
     working_notes_body,
+    working_notes_write_body,
 )
 
 TAGS = ["session envelopes"]
@@ -166,7 +168,7 @@ class WorkingNotesView(APIView):
         responses={
             200: WorkingNotesWriteSerializer,
             201: WorkingNotesWriteSerializer,
-            **error_responses(404),
+            **error_responses(404, 409),
         },
         tags=TAGS,
     )
@@ -178,12 +180,12 @@ class WorkingNotesView(APIView):
             scope_id=scope_id,
             session_id=session_id,
             notes=data["notes"],
+            capture=notes_capture(data["capture"]),
             principal=principal_of(request),
             request_id=request_id_of(request),
         )
         return Response(
-            {**working_notes_body(written.notes), "source": None},
-            status=201 if written.created else 200,
+            working_notes_write_body(written), status=201 if written.created else 200
         )
 
     @extend_schema(

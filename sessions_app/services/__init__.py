@@ -1,23 +1,29 @@
-"""Writes to session envelopes: the envelope operations and revision retention.
+"""Writes to session envelopes: the envelope operations, working notes (with the
+capture bridge) and revision retention.
 
-Every service owns its transaction (``transaction.atomic(durable=True)``).
+Every public service owns its transaction (``transaction.atomic(durable=True)``)
+and writes through ``writes.envelope_write``, the one envelope write path.
 """
 
-from .envelopes import (
-    EnvelopeWrite,
+from .envelopes import envelope_overlay, envelope_replace
+from .retention import PruneResult, envelope_revisions_prune
+from .working_notes import (
+    DEFAULT_NOTE_KIND,
+    NotesCapture,
     WorkingNotesWrite,
-    envelope_overlay,
-    envelope_replace,
-    next_clock,
+    default_capture_source_id,
     working_notes_clear,
     working_notes_put,
 )
-from .retention import PruneResult, envelope_revisions_prune
+from .writes import EnvelopeWrite, next_clock
 
 __all__ = [
+    "DEFAULT_NOTE_KIND",
     "EnvelopeWrite",
+    "NotesCapture",
     "PruneResult",
     "WorkingNotesWrite",
+    "default_capture_source_id",
     "envelope_overlay",
     "envelope_replace",
     "envelope_revisions_prune",
