@@ -72,8 +72,12 @@ class WriteOperation(models.TextChoices):
 
 
 class SessionEnvelope(models.Model):
+    # No index of its own: the identity constraint's index leads with scope.
     scope = models.ForeignKey(
-        Scope, on_delete=models.PROTECT, related_name="session_envelopes"
+        Scope,
+        on_delete=models.PROTECT,
+        related_name="session_envelopes",
+        db_index=False,
     )
     session_id = models.CharField(max_length=256)
     meta = models.JSONField(default=dict)
@@ -110,7 +114,10 @@ class EnvelopeValue(AppendOnlyModel):
     """One meta value of one envelope, addressed by the digest of its canonical JSON."""
 
     envelope = models.ForeignKey(
-        SessionEnvelope, on_delete=models.PROTECT, related_name="stored_values"
+        SessionEnvelope,
+        on_delete=models.PROTECT,
+        related_name="stored_values",
+        db_index=False,  # served by the (envelope, digest) constraint's index
     )
     digest = models.CharField(
         max_length=64, help_text="Hex SHA-256 of the value's RFC 8785 JSON."
@@ -132,7 +139,10 @@ class EnvelopeRevision(AppendOnlyModel):
     """The envelope as one accepted write left it, with who wrote it and how."""
 
     envelope = models.ForeignKey(
-        SessionEnvelope, on_delete=models.PROTECT, related_name="revisions"
+        SessionEnvelope,
+        on_delete=models.PROTECT,
+        related_name="revisions",
+        db_index=False,  # served by the (envelope, version) constraint's index
     )
     version = models.PositiveBigIntegerField()
     clock = models.BigIntegerField()

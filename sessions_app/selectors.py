@@ -1,6 +1,7 @@
 """Reads of envelopes and working notes, always by ``(scope_id, session_id)``.
 
-A read is one query on the ``(scope, session_id)`` unique index. Only when that
+A read is one query on the ``(scope, session_id)`` unique index (``get()``, so no
+ORDER BY steers the planner to another index). Only when that
 finds nothing does a second query tell a missing scope (404 ``scope_not_found``)
 from a missing envelope. Every value read passes through the meta sanitizer, so
 stored poison is returned as unset and logged, never an error.
@@ -85,12 +86,11 @@ def envelope_get(*, scope_id: str, session_id: str) -> EnvelopeState:
     Raises ``ScopeNotFound`` when the scope does not exist and ``SessionNotFound``
     when it holds no envelope for ``session_id``. One query when it exists.
     """
-    envelope = SessionEnvelope.objects.filter(
-        scope_id=scope_id, session_id=session_id
-    ).first()
-    if envelope is None:
+    try:
+        envelope = SessionEnvelope.objects.get(scope_id=scope_id, session_id=session_id)
+    except SessionEnvelope.DoesNotExist:
         require_scope(scope_id=scope_id)
-        raise SessionNotFound()
+        raise SessionNotFound() from None
     meta = sanitize_stored(envelope.meta, scope_id=scope_id, session_id=session_id)
     return envelope_state(envelope, meta)
 
@@ -101,15 +101,13 @@ def working_notes_get(*, scope_id: str, session_id: str) -> WorkingNotesState:
     Without an envelope the notes are None (not an error); raises
     ``ScopeNotFound`` when the scope does not exist.
     """
-    row = (
-        SessionEnvelope.objects.filter(scope_id=scope_id, session_id=session_id)
-        .values_list("version", "updated_at", f"meta__{WORKING_NOTES_KEY}")
-        .first()
-    )
-    if row is None:
+    try:
+        version, updated_at, stored = SessionEnvelope.objects.values_list(
+            "version", "updated_at", f"meta__{WORKING_NOTES_KEY}"
+        ).get(scope_id=scope_id, session_id=session_id)
+    except SessionEnvelope.DoesNotExist:
         require_scope(scope_id=scope_id)
         return WorkingNotesState(notes=None, version=None, updated_at=None)
-    version, updated_at, stored = row
     notes = sanitize_stored_value(
         WORKING_NOTES_KEY, stored, scope_id=scope_id, session_id=session_id
     )

@@ -117,11 +117,12 @@ def next_clock(previous: int, now: datetime) -> int:
 
 
 def _locked_envelope(scope_id: str, session_id: str) -> SessionEnvelope | None:
-    return (
-        SessionEnvelope.objects.select_for_update()
-        .filter(scope_id=scope_id, session_id=session_id)
-        .first()
-    )
+    try:
+        return SessionEnvelope.objects.select_for_update().get(
+            scope_id=scope_id, session_id=session_id
+        )
+    except SessionEnvelope.DoesNotExist:
+        return None
 
 
 def _create_envelope(
