@@ -1,13 +1,16 @@
-"""The capture write: take the scope's next position and insert the Source.
+"""The capture write: look up the identity, or take the scope's next position and
+insert the Source.
 
 Positions are gap-free per scope because the journal head row is updated (and so
 locked) in the same short transaction as the Source insert and its ``accepted``
-attempt. If the insert fails - typically the identity already exists - the whole
-transaction rolls back, the head included, so no position is consumed.
+attempt. If the insert fails - typically the identity was captured concurrently -
+the whole transaction rolls back, the head included, so no position is consumed.
 
-On PostgreSQL the three writes are one statement (a data-modifying CTE): one
-round trip per capture. SQLite has no data-modifying CTEs; there the same three
-writes run as separate statements inside the caller's IMMEDIATE transaction.
+On PostgreSQL the lookup and the three writes are one statement (a
+data-modifying CTE): one round trip per capture, and an identity that already
+exists never touches the head. SQLite has no data-modifying CTEs; there the
+lookup and the writes run as separate statements inside the caller's IMMEDIATE
+transaction. See docs/decisions/0002-position-allocator.md.
 """
 
 from __future__ import annotations
@@ -46,10 +49,14 @@ _HEAD = SourceJournalHead._meta.db_table
 _SOURCE = ContentSource._meta.db_table
 _ATTEMPT = CaptureAttempt._meta.db_table
 
-_POSTGRES_APPEND = f"""
-WITH head AS (
+_POSTGRES_CAPTURE = f"""
+WITH existing AS (
+    SELECT position, value_digest FROM {_SOURCE}
+    WHERE scope_id = %(scope_id)s AND source_type = %(source_type)s
+      AND source_id = %(source_id)s
+), head AS (
     UPDATE {_HEAD} SET last_position = last_position + 1
-    WHERE scope_id = %(scope_id)s
+    WHERE scope_id = %(scope_id)s AND NOT EXISTS (SELECT 1 FROM existing)
     RETURNING last_position
 ), source AS (
     INSERT INTO {_SOURCE} (
@@ -72,7 +79,9 @@ WITH head AS (
            %(value_digest)s, %(created_by)s, %(request_id)s, %(created_at)s
     FROM source
 )
-SELECT position FROM source
+SELECT position, NULL FROM source
+UNION ALL
+SELECT position, value_digest FROM existing
 """
 
 _ADVANCE_HEAD = (
@@ -81,34 +90,52 @@ _ADVANCE_HEAD = (
 )
 
 
-def journal_append(row: NewSource) -> int:
-    """Insert ``row`` at the scope's next position; return the position.
+@dataclass(frozen=True)
+class JournalOutcome:
+    """The identity's position, and the stored value digest if it already existed."""
+
+    position: int
+    existing_digest: str | None
+
+
+def journal_capture(row: NewSource) -> JournalOutcome:
+    """Return the existing Source of ``row``'s identity, or append ``row``.
 
     Must run inside a transaction (the caller's ``atomic``). Raises
-    ``ScopeNotFound`` when the scope has no journal head, and lets the
-    ``IntegrityError`` of the identity constraint propagate - the caller rolls
-    back and classifies the existing Source as a replay or a conflict.
+    ``ScopeNotFound`` when the identity does not exist and the scope has no
+    journal head. Lets the ``IntegrityError`` of the identity constraint
+    propagate when a concurrent capture inserted the identity first: the caller
+    rolls back and classifies that Source as a replay or a conflict.
     """
     if connection.vendor == "postgresql":
-        return _append_postgres(row)
-    return _append_portable(row)
+        return _capture_postgres(row)
+    return _capture_portable(row)
 
 
-def _append_postgres(row: NewSource) -> int:
+def _capture_postgres(row: NewSource) -> JournalOutcome:
     params = {
         **row.__dict__,
         "metadata": json.dumps(row.metadata, ensure_ascii=False),
         "accepted": CaptureOutcome.ACCEPTED.value,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_POSTGRES_APPEND, params)
+        cursor.execute(_POSTGRES_CAPTURE, params)
         found = cursor.fetchone()
     if found is None:
         raise ScopeNotFound()
-    return int(found[0])
+    return JournalOutcome(position=int(found[0]), existing_digest=found[1])
 
 
-def _append_portable(row: NewSource) -> int:
+def _capture_portable(row: NewSource) -> JournalOutcome:
+    existing = (
+        ContentSource.objects.filter(
+            scope_id=row.scope_id, source_type=row.source_type, source_id=row.source_id
+        )
+        .values_list("position", "value_digest")
+        .first()
+    )
+    if existing is not None:
+        return JournalOutcome(position=existing[0], existing_digest=existing[1])
     with connection.cursor() as cursor:
         cursor.execute(_ADVANCE_HEAD, [row.scope_id])
         found = cursor.fetchone()
@@ -127,4 +154,4 @@ def _append_portable(row: NewSource) -> int:
         request_id=row.request_id,
         at=row.created_at,
     )
-    return position
+    return JournalOutcome(position=position, existing_digest=None)

@@ -9,12 +9,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.management.base import CommandError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from .admin_tools import ExactSearchMixin
 from .management.commands.createtoken import parse_grant
-from .models import ApiToken, TokenGrant
+from .models import ApiToken, Role, TokenGrant
 from .tokens import token_create, token_revoke
 
 
@@ -32,12 +33,15 @@ class TokenMintForm(forms.ModelForm):
         model = ApiToken
         fields = ["principal", "expires_at"]
 
-    def clean_grants_text(self) -> list[tuple[str, str]]:
+    def clean_grants_text(self) -> list[tuple[str, Role]]:
         lines = [line.strip() for line in self.cleaned_data["grants_text"].splitlines()]
         try:
-            return [parse_grant(line) for line in lines if line]
-        except Exception as exc:  # CommandError carries the explanation
+            grants = [parse_grant(line) for line in lines if line]
+        except CommandError as exc:
             raise forms.ValidationError(str(exc)) from None
+        if not grants:
+            raise forms.ValidationError("Give at least one SCOPE:ROLE grant.")
+        return grants
 
 
 class TokenGrantInline(admin.TabularInline):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -36,13 +36,14 @@ def token_create(
 ) -> tuple[ApiToken, str]:
     """Mint a token for ``principal`` with ``grants``; returns the row and the secret.
 
-    The secret is returned once and never stored. Runs in its own transaction.
+    The secret is returned once and never stored. Runs in its own transaction,
+    or joins the caller's (the admin wraps its add view in one).
     """
     grant_list = list(dict.fromkeys(grants))
     for _ in range(5):
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
-            with transaction.atomic(durable=True):
+            with transaction.atomic():
                 token = ApiToken.objects.create(
                     prefix=raw[:VISIBLE_PREFIX_LENGTH],
                     token_hash=token_hash(raw),
@@ -61,8 +62,11 @@ def token_create(
 
 
 def token_revoke(*, prefix: str) -> ApiToken:
-    """Revoke the token whose visible prefix is ``prefix``; raises ``NotFound``."""
-    with transaction.atomic(durable=True):
+    """Revoke the token whose visible prefix is ``prefix``; raises ``NotFound``.
+
+    Idempotent: revoking a revoked token keeps its first revocation time.
+    """
+    with transaction.atomic():
         token = ApiToken.objects.select_for_update().filter(prefix=prefix).first()
         if token is None:
             raise NotFound(f"No token has the prefix {prefix!r}.")
@@ -84,6 +88,25 @@ def grant_add(*, token_id: int, scope_id: str, role: Role) -> None:
     )
 
 
+# Plain SQL: this runs on every request, and compiling the ORM join costs more
+# than the query itself.
+_TOKEN_WITH_GRANTS = (
+    f"SELECT t.id, t.principal, t.revoked, t.expires_at, t.last_used_at, "
+    f"g.scope_id, g.role FROM {ApiToken._meta.db_table} t "
+    f"LEFT JOIN {TokenGrant._meta.db_table} g ON g.token_id = t.id "
+    "WHERE t.token_hash = %s"
+)
+
+
+def _aware(value: datetime | str | None) -> datetime | None:
+    """A raw-cursor datetime as an aware UTC value (SQLite returns naive ones)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
 def token_authenticate(raw: str) -> Principal:
     """Resolve a presented token and its grants with one query.
 
@@ -91,20 +114,13 @@ def token_authenticate(raw: str) -> Principal:
     at most once per ``POWERCONTEXT_TOKEN_LAST_USED_INTERVAL`` seconds, with a
     conditional UPDATE so concurrent requests do not all write.
     """
-    rows = list(
-        ApiToken.objects.filter(token_hash=token_hash(raw)).values_list(
-            "id",
-            "principal",
-            "revoked",
-            "expires_at",
-            "last_used_at",
-            "grants__scope_id",
-            "grants__role",
-        )
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_TOKEN_WITH_GRANTS, [token_hash(raw)])
+        rows = cursor.fetchall()
     if not rows:
         raise TokenRejected("unknown token")
-    token_id, name, revoked, expires_at, last_used_at = rows[0][:5]
+    token_id, name, revoked = rows[0][:3]
+    expires_at, last_used_at = (_aware(value) for value in rows[0][3:5])
     now = timezone.now()
     if revoked:
         raise TokenRejected("revoked token")

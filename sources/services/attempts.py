@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from sources.models import CaptureAttempt, CaptureOutcome
 
@@ -32,10 +32,17 @@ def attempt_record(
     failure is logged with the attempt's identity and swallowed: the caller's
     answer is already decided and must not turn into an error. With
     ``durable=False`` (inside a caller's transaction) the row is written in a
-    savepoint, so a failure rolls back only the log row.
+    savepoint, so a failure rolls back only the log row. On PostgreSQL the
+    own-transaction commit does not wait for the WAL flush: a crash may lose the
+    last few attempt rows, never a Source (docs/decisions/0003-attempt-log.md).
     """
     try:
         with transaction.atomic(durable=durable):
+            if durable and connection.vendor == "postgresql":
+                # The log is best-effort by contract: don't make the client wait for
+                # its WAL flush. (Accepted attempts commit durably with their Source.)
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
             CaptureAttempt.objects.create(
                 scope_id=scope_id,
                 source_type=source_type,

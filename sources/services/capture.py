@@ -3,12 +3,11 @@
 Both capture operations (generic content and working notes) and server-assigned
 creation run through ``_capture``:
 
-1. a read-first lookup of the identity answers replays and conflicts without
-   touching the journal head (correctness never depends on it);
-2. otherwise the Source is appended at the scope's next position
-   (``journal.journal_append``) in one short durable transaction together with
-   its ``accepted`` attempt;
-3. if a concurrent capture of the same identity won the race, the identity
+1. in one short durable transaction (``journal.journal_capture``), an existing
+   identity is found - a replay or a conflict, without touching the journal
+   head - or the Source is appended at the scope's next position together
+   with its ``accepted`` attempt;
+2. if a concurrent capture of the same identity won the race, the identity
    constraint fails, the transaction rolls back (the position with it) and the
    winner is classified exactly as in step 1.
 
@@ -22,10 +21,9 @@ when the caller commits.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -42,7 +40,7 @@ from sources.digests import (
 )
 from sources.exceptions import CaptureRejected, SourceConflict
 from sources.identifiers import new_source_id
-from sources.journal import NewSource, journal_append
+from sources.journal import NewSource, journal_capture
 from sources.models import CaptureOutcome, ContentSource
 
 from .attempts import attempt_record
@@ -170,15 +168,11 @@ def working_note_capture(
         expires_at=expires_at,
     )
 
-    def not_in_future() -> CaptureRejected | None:
-        if expires_at is not None and expires_at <= now:
-            return CaptureRejected(
-                reason="not_in_future",
-                field="expires_at",
-                detail_reason="not_in_future",
-            )
-        return None
-
+    not_in_future = None
+    if expires_at is not None and expires_at <= now:
+        not_in_future = CaptureRejected(
+            reason="not_in_future", field="expires_at", detail_reason="not_in_future"
+        )
     return _capture(
         principal=principal,
         scope_id=scope_id,
@@ -186,7 +180,7 @@ def working_note_capture(
         value=value,
         request_id=request_id,
         now=now,
-        new_identity_rule=not_in_future,
+        new_identity_rejection=not_in_future,
         durable=durable,
     )
 
@@ -228,64 +222,75 @@ def _capture(
     request_id: str,
     now: datetime,
     rule: CaptureRejected | None = None,
-    new_identity_rule: Callable[[], CaptureRejected | None] | None = None,
+    new_identity_rejection: CaptureRejected | None = None,
     durable: bool = True,
 ) -> Receipt:
+    """The shared capture path (see the module docstring).
+
+    ``rule`` refuses whatever the identity holds; ``new_identity_rejection``
+    refuses only if the identity is new (an existing one replays or conflicts).
+    """
     digest = value_digest(value)
     attempt = _Attempt(
         scope_id, CONTENT, source_id, digest, principal.name, request_id, now, durable
     )
     if rule is not None:
         _reject(attempt, rule)
-    existing = selectors.source_identity_find(
-        scope_id=scope_id, source_type=CONTENT, source_id=source_id
-    )
-    if existing is not None:
-        return _classify(attempt, existing)
-    if new_identity_rule is not None and (rejection := new_identity_rule()) is not None:
-        _reject(attempt, rejection)
+    if new_identity_rejection is not None:
+        existing = selectors.source_identity_find(
+            scope_id=scope_id, source_type=CONTENT, source_id=source_id
+        )
+        if existing is None:
+            _reject(attempt, new_identity_rejection)
+        return _classify(attempt, existing.position, existing.value_digest)
+    row = _new_row(attempt, value, now)
+    try:
+        with transaction.atomic(durable=durable):
+            outcome = journal_capture(row)
+    except IntegrityError as exc:
+        if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
+            raise
+        winner = selectors.source_identity_find(
+            scope_id=attempt.scope_id, source_type=CONTENT, source_id=attempt.source_id
+        )
+        if winner is None:  # cannot happen: the constraint saw a committed row
+            raise
+        return _classify(attempt, winner.position, winner.value_digest)
+    if outcome.existing_digest is not None:
+        return _classify(attempt, outcome.position, outcome.existing_digest)
+    return Receipt(CONTENT, attempt.source_id, outcome.position, replayed=False)
+
+
+def _new_row(attempt: _Attempt, value: SourceValue, now: datetime) -> NewSource:
     stored = canonical_content(value.content)
-    row = NewSource(
-        scope_id=scope_id,
+    return NewSource(
+        scope_id=attempt.scope_id,
         source_type=CONTENT,
-        source_id=source_id,
+        source_id=attempt.source_id,
         content=stored,
         metadata=value.metadata,
         is_working_note=value.working_note,
         session_id=value.session_id,
         note_kind=value.note_kind,
         expires_at=value.expires_at,
-        value_digest=digest,
+        value_digest=attempt.digest,
         content_digest=content_digest_of(stored),
         created_at=now,
-        created_by=principal.name,
-        request_id=request_id,
+        created_by=attempt.principal,
+        request_id=attempt.request_id,
     )
-    try:
-        with transaction.atomic(durable=durable):
-            position = journal_append(row)
-    except IntegrityError as exc:
-        if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
-            raise
-        winner = selectors.source_identity_find(
-            scope_id=scope_id, source_type=CONTENT, source_id=source_id
-        )
-        if winner is None:  # cannot happen: the constraint saw a committed row
-            raise
-        return _classify(attempt, winner)
-    return Receipt(CONTENT, source_id, position, replayed=False)
 
 
-def _classify(attempt: _Attempt, existing: selectors.SourceIdentity) -> Receipt:
+def _classify(attempt: _Attempt, position: int, stored_digest: str) -> Receipt:
     """Replay (equal value digest) or conflict (different), logged either way."""
-    if existing.value_digest == attempt.digest:
+    if stored_digest == attempt.digest:
         attempt.record(CaptureOutcome.REPLAYED, None)
-        return Receipt(CONTENT, attempt.source_id, existing.position, replayed=True)
+        return Receipt(CONTENT, attempt.source_id, position, replayed=True)
     attempt.record(CaptureOutcome.CONFLICT, "source_conflict")
     raise SourceConflict()
 
 
-def _reject(attempt: _Attempt, rejection: CaptureRejected) -> None:
+def _reject(attempt: _Attempt, rejection: CaptureRejected) -> NoReturn:
     """Refuse by a domain rule - after making sure the scope exists (404 first)."""
     selectors.scope_require(scope_id=attempt.scope_id)
     attempt.record(CaptureOutcome.REJECTED, rejection.reason)

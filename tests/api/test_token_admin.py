@@ -1,0 +1,76 @@
+"""Minting and revoking tokens in the admin."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from powercontext.api.models import ApiToken
+from tests.conftest import ApiClient
+
+pytestmark = pytest.mark.django_db
+
+
+def test_minting_shows_the_token_once_and_it_works(admin_client: Any) -> None:
+    response = admin_client.post(
+        "/admin/api/apitoken/add/",
+        {
+            "principal": "ops-bot",
+            "grants_text": "*:viewer\nscp_a:admin",
+            "expires_at": "",
+        },
+        follow=True,
+    )
+
+    page = response.content.decode()
+    (raw,) = re.findall(r"shown once, copy it now\): (pct_[A-Za-z0-9_-]+)", page)
+    token = ApiToken.objects.get(principal="ops-bot")
+    assert sorted(token.grants.values_list("scope_id", "role")) == [
+        ("*", "viewer"),
+        ("scp_a", "admin"),
+    ]
+    assert ApiClient(raw).get("/v1/scopes").status_code == 200
+    again = admin_client.get(f"/admin/api/apitoken/{token.pk}/change/").content.decode()
+    assert raw not in again
+
+
+@pytest.mark.parametrize("grants", ["", "*:owner", "nocolon"])
+def test_minting_rejects_bad_grants(admin_client: Any, grants: str) -> None:
+    response = admin_client.post(
+        "/admin/api/apitoken/add/", {"principal": "x", "grants_text": grants}
+    )
+
+    assert response.status_code == 200  # the form again, with the error
+    assert not ApiToken.objects.exists()
+
+
+def test_revoke_action(admin_client: Any, make_token: Any) -> None:
+    raw = make_token("*:viewer", name="leaky")
+    token = ApiToken.objects.get(principal="leaky")
+
+    admin_client.post(
+        "/admin/api/apitoken/",
+        {"action": "revoke_tokens", "_selected_action": [token.pk]},
+        follow=True,
+    )
+
+    token.refresh_from_db()
+    assert token.revoked is True
+    assert ApiClient(raw).get("/v1/scopes").status_code == 401
+
+
+def test_tokens_cannot_be_edited_or_deleted(admin_client: Any, make_token: Any) -> None:
+    make_token("*:viewer", name="kept")
+    token = ApiToken.objects.get(principal="kept")
+
+    edit = admin_client.post(
+        f"/admin/api/apitoken/{token.pk}/change/", {"principal": "x"}
+    )
+    delete = admin_client.post(
+        f"/admin/api/apitoken/{token.pk}/delete/", {"post": "yes"}
+    )
+
+    assert (edit.status_code, delete.status_code) == (403, 403)
+    assert ApiToken.objects.filter(principal="kept").exists()
