@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from django.contrib import admin
+from django.urls import reverse
 from django.utils.html import format_html
 
 from powercontext.api.admin_tools import (
@@ -28,21 +29,6 @@ def pretty_json(value: Any) -> str:
     """``value`` as indented JSON in a ``<pre>`` block (escaped)."""
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
     return format_html('<pre style="white-space: pre-wrap">{}</pre>', text)
-
-
-class EnvelopeRevisionInline(ReadOnlyAdminMixin, admin.TabularInline):
-    model = EnvelopeRevision
-    fields = readonly_fields = (
-        "version",
-        "writer",
-        "operation",
-        "principal",
-        "request_id",
-        "created_at",
-    )
-    ordering = ("-version",)
-    show_change_link = True
-    max_num = 0
 
 
 class AuditAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
@@ -63,16 +49,27 @@ class SessionEnvelopeAdmin(AuditAdmin):
         "scope",
         "session_id",
         "version",
+        "notes_version",
         "clock",
         "created_at",
         "updated_at",
+        "revisions",
         "stored_meta",
     )
-    inlines = [EnvelopeRevisionInline]
 
     @admin.display(description="meta (as stored)")
     def stored_meta(self, envelope: SessionEnvelope) -> str:
         return pretty_json(envelope.meta)
+
+    @admin.display(description="revisions")
+    def revisions(self, envelope: SessionEnvelope) -> str:
+        # A link, not an inline: an envelope can have thousands of revisions.
+        url = reverse("admin:sessions_app_enveloperevision_changelist")
+        return format_html(
+            '<a href="{}?envelope__id__exact={}">revisions of this envelope</a>',
+            url,
+            envelope.pk,
+        )
 
 
 @admin.register(EnvelopeRevision)

@@ -70,7 +70,20 @@ def test_envelope_page_shows_meta_pretty_printed_and_read_only(
         in page
     )
     assert 'name="session_id"' not in page
-    assert page.count('class="field-version"') == 2  # the revisions inline
+    assert f"{REVISIONS}?envelope__id__exact={envelope.pk}" in page
+
+
+def test_the_envelope_links_to_its_revisions(
+    admin_client: Any, envelopes: dict[str, str]
+) -> None:
+    envelope = SessionEnvelope.objects.get(
+        scope_id=envelopes["first"], session_id="Sess-A"
+    )
+
+    response = admin_client.get(REVISIONS, {"envelope__id__exact": envelope.pk})
+
+    assert response.status_code == 200
+    assert response.content.decode().count('class="field-version"') == 2
 
 
 def test_revision_page_rebuilds_its_meta(
