@@ -2,10 +2,11 @@
 
 ``SessionEnvelope`` is the live row, keyed by ``(scope, session_id)``: the whole
 ``meta`` in one JSON column so that a read is one indexed query. Every accepted
-write also appends an ``EnvelopeRevision``. A revision stores its meta as a map
-``key -> SHA-256 digest``; the values live once per envelope in
-``EnvelopeValue``, so a 512 KiB persona snapshot that does not change is stored
-once, not once per write (docs/decisions/0101-envelope-revisions.md).
+write also appends an ``EnvelopeRevision``. A revision keeps small values in its
+own row and refers to the others - and to the notes, whatever their size - by the
+SHA-256 digest of an ``EnvelopeValue``, stored once per envelope: a 512 KiB persona
+snapshot that does not change is stored once, not once per write
+(docs/decisions/0101-envelope-revisions.md).
 
 Revisions and values are never updated. They are guarded in layers: the write
 services are their only writers; ``save()`` refuses updates; their QuerySets
@@ -152,7 +153,10 @@ class EnvelopeRevision(AppendOnlyModel):
     request_id = models.CharField(max_length=16)
     created_at = models.DateTimeField()
     value_digests = models.JSONField(
-        help_text="The revision's meta as {key: digest of an EnvelopeValue}."
+        help_text="Keys stored by reference: {key: digest of an EnvelopeValue}."
+    )
+    inline_values = models.JSONField(
+        default=dict, help_text="Keys stored in the row: {key: small value}."
     )
 
     class Meta:

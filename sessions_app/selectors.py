@@ -126,11 +126,13 @@ def working_notes_fold(*, scope_id: str, session_id: str) -> str | None:
 
 
 def revision_meta(revision: EnvelopeRevision) -> dict[str, Any]:
-    """The meta a revision recorded, rebuilt from its envelope's stored values."""
+    """The meta a revision recorded: its inline values plus the values it refers
+    to, read from its envelope's stored values (one query)."""
     digests: dict[str, str] = revision.value_digests
     values = dict(
         EnvelopeValue.objects.filter(
             envelope_id=revision.envelope_id, digest__in=set(digests.values())
         ).values_list("digest", "value")
     )
-    return {key: values[digest] for key, digest in sorted(digests.items())}
+    meta = {key: values[digest] for key, digest in digests.items()}
+    return dict(sorted({**revision.inline_values, **meta}.items()))

@@ -25,7 +25,7 @@ from django.utils import timezone
 from powercontext.api.db import violates_constraint
 from powercontext.api.exceptions import PreconditionFailed
 from powercontext.api.principals import Principal
-from powercontext.canonical import canonical_sha256
+from powercontext.canonical import canonical_json, canonical_sha256
 
 from ..meta import (
     WORKING_NOTES_KEY,
@@ -45,6 +45,8 @@ MetaChange = Callable[[Meta], Meta]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _IDENTITY_CONSTRAINT = "sessions_envelope_identity_uniq"
+# Revisions copy values whose canonical JSON is at most this long (a digest's length).
+INLINE_VALUE_MAX_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -248,9 +250,15 @@ def _append_revision(
     now: datetime,
     previous_digests: Mapping[str, str],
 ) -> None:
-    """Record ``envelope`` as written, storing only values the previous revision
-    did not already reference (an unchanged 512 KiB value is not copied again)."""
-    digests = {key: canonical_sha256(value) for key, value in meta.items()}
+    """Record ``envelope`` as written. Values stored by reference are inserted only
+    when the previous revision did not already reference them (an unchanged
+    512 KiB value is not copied again)."""
+    inline = {
+        key: value for key, value in meta.items() if not _by_reference(key, value)
+    }
+    digests = {
+        key: canonical_sha256(value) for key, value in meta.items() if key not in inline
+    }
     known = set(previous_digests.values())
     new_values = {
         digest: meta[key] for key, digest in digests.items() if digest not in known
@@ -273,4 +281,17 @@ def _append_revision(
         request_id=writer.request_id,
         created_at=now,
         value_digests=digests,
+        inline_values=inline,
+    )
+
+
+def _by_reference(key: str, value: Scalar) -> bool:
+    """Whether a revision refers to ``value`` by digest instead of copying it.
+
+    A digest is 64 characters, so shorter values are cheaper to copy. The notes
+    always go by reference: their text may be captured as a Source, and redacting
+    it must then reach every revision through one ``EnvelopeValue`` row.
+    """
+    return (
+        key == WORKING_NOTES_KEY or len(canonical_json(value)) > INLINE_VALUE_MAX_BYTES
     )

@@ -42,6 +42,8 @@ WORKER_VALUES: dict[str, Callable[[int], Any]] = {
     "modelMessagesPointer": lambda i: f"blob://turns/{i}",
 }
 WORKER_KEYS = list(WORKER_VALUES)
+# Long enough for revisions to store them by reference (EnvelopeValue rows).
+LONG_CWD = [f"/old/{i}/" + "d" * 100 for i in range(3)]
 
 
 def send(
@@ -185,7 +187,7 @@ def test_pruning_during_writes_keeps_every_remaining_revision_whole(
     start = datetime(2026, 1, 1, tzinfo=UTC)
     with time_machine.travel(start, tick=False):
         for i in range(10):
-            api.patch(path, {"meta": {"cwd": f"/old/{i % 3}", "turnCursor": i}})
+            api.patch(path, {"meta": {"cwd": LONG_CWD[i % 3], "turnCursor": i}})
     # Each write re-uses a cwd value that only pruned revisions referenced.
     writes = [
         {"meta": {"cwd": f"/old/{i % 3}", "turnCursor": 100 + i}} for i in range(7)

@@ -278,7 +278,7 @@ def test_a_write_is_a_handful_of_statements_in_one_transaction(
     suffix: str,
     body: dict | None,
 ) -> None:
-    # token; lock the row; latest revision's digests; new values; row; revision
+    # token; lock the row; previous digests; new values (notes); row; revision
     with assert_max_statements(6):
         response = warm_api.request(method, session_path(stored, suffix=suffix), body)
 

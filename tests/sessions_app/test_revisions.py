@@ -28,6 +28,11 @@ PERSONA = "You are a careful reviewer. " * 20000  # about 540 KB, over the defau
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+def big(label: str) -> str:
+    """A value too long to be copied into a revision (stored by reference)."""
+    return label + "." * 100
+
+
 def test_every_revision_rebuilds_the_meta_it_recorded(
     api: ApiClient, scope_id: str
 ) -> None:
@@ -60,10 +65,8 @@ def test_an_unchanged_large_value_is_stored_once(
         {"meta": {"personaSnapshot": PERSONA, "selectedModel": "m"}},
     )
 
-    stored = list(EnvelopeValue.objects.values_list("value", flat=True))
     assert revision_versions(scope_id) == [1, 2, 3, 4, 5, 6, 7]
-    assert stored.count(PERSONA) == 1
-    assert len(stored) == 7  # the persona, five cursors, the model
+    assert list(EnvelopeValue.objects.values_list("value", flat=True)) == [PERSONA]
     assert revision_meta(EnvelopeRevision.objects.get(version=7)) == {
         "personaSnapshot": PERSONA,
         "selectedModel": "m",
@@ -71,9 +74,35 @@ def test_an_unchanged_large_value_is_stored_once(
     }
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "by_reference"),
+    [
+        ("cwd", "/w", False),
+        ("turnCursor", 12, False),
+        ("cwd", "/" + "d" * 61, False),  # 64 bytes of JSON with its quotes
+        ("cwd", "/" + "d" * 62, True),
+        ("statusSlot", "é" * 31, False),  # 62 bytes of UTF-8 plus quotes
+        ("statusSlot", "é" * 32, True),
+        ("workingNotes", "ok", True),  # notes always: redaction reaches one row
+    ],
+)
+def test_small_values_are_copied_and_the_rest_referenced(
+    api: ApiClient, scope_id: str, key: str, value: Any, by_reference: bool
+) -> None:
+    api.patch(session_path(scope_id), {"meta": {key: value}})
+
+    revision = EnvelopeRevision.objects.get()
+    assert (key in revision.value_digests, key in revision.inline_values) == (
+        by_reference,
+        not by_reference,
+    )
+    assert EnvelopeValue.objects.filter(value=value).exists() == by_reference
+    assert revision_meta(revision) == {key: value}
+
+
 def test_values_are_not_shared_between_envelopes(api: ApiClient, scope_id: str) -> None:
-    api.put(session_path(scope_id, "a"), {"meta": {"personaId": "same"}})
-    api.put(session_path(scope_id, "b"), {"meta": {"personaId": "same"}})
+    api.put(session_path(scope_id, "a"), {"meta": {"personaId": big("same")}})
+    api.put(session_path(scope_id, "b"), {"meta": {"personaId": big("same")}})
 
     assert EnvelopeValue.objects.count() == 2
 
@@ -97,20 +126,20 @@ def prune_at(moment: datetime) -> str:
 def test_prune_deletes_revisions_older_than_the_retention_but_not_the_latest(
     api: ApiClient, scope_id: str
 ) -> None:
-    write_at(api, scope_id, START, {"cwd": "/v1"})
-    write_at(api, scope_id, START + timedelta(days=1), {"cwd": "/v2"})
-    write_at(api, scope_id, START + timedelta(days=2), {"cwd": "/v3"})
-    write_at(api, scope_id, START + timedelta(days=40), {"cwd": "/v4"})
+    write_at(api, scope_id, START, {"cwd": big("/v1")})
+    write_at(api, scope_id, START + timedelta(days=1), {"cwd": big("/v2")})
+    write_at(api, scope_id, START + timedelta(days=2), {"cwd": big("/v3")})
+    write_at(api, scope_id, START + timedelta(days=40), {"cwd": big("/v4")})
 
     output = prune_at(START + timedelta(days=31, hours=12))
 
     assert revision_versions(scope_id) == [3, 4]
     assert "Pruned 2 revisions and 2 stored values of 1 envelopes" in output
     assert sorted(EnvelopeValue.objects.values_list("value", flat=True)) == [
-        "/v3",
-        "/v4",
+        big("/v3"),
+        big("/v4"),
     ]
-    assert api.get(session_path(scope_id)).json()["meta"] == {"cwd": "/v4"}
+    assert api.get(session_path(scope_id)).json()["meta"] == {"cwd": big("/v4")}
 
 
 def test_prune_never_deletes_the_latest_revision_however_old(
@@ -127,16 +156,20 @@ def test_prune_never_deletes_the_latest_revision_however_old(
 def test_prune_keeps_values_that_a_remaining_revision_references(
     api: ApiClient, scope_id: str
 ) -> None:
-    write_at(api, scope_id, START, {"cwd": "/kept", "statusSlot": "old"})
-    write_at(api, scope_id, START + timedelta(days=60), {"statusSlot": "new"})
+    write_at(api, scope_id, START, {"cwd": big("/kept"), "workingNotes": "old"})
+    write_at(api, scope_id, START + timedelta(days=60), {"workingNotes": "new"})
 
     prune_at(START + timedelta(days=61))
 
     assert revision_versions(scope_id) == [2]
     assert revision_meta(EnvelopeRevision.objects.get()) == {
-        "cwd": "/kept",
-        "statusSlot": "new",
+        "cwd": big("/kept"),
+        "workingNotes": "new",
     }
+    assert sorted(EnvelopeValue.objects.values_list("value", flat=True)) == [
+        big("/kept"),
+        "new",
+    ]
 
 
 def test_the_retention_is_a_setting(
@@ -166,13 +199,15 @@ def test_prune_leaves_envelopes_without_old_revisions_alone(
 def test_writes_after_a_prune_store_values_again_when_needed(
     api: ApiClient, scope_id: str
 ) -> None:
-    write_at(api, scope_id, START, {"cwd": "/again"})
-    write_at(api, scope_id, START + timedelta(days=1), {"cwd": "/other"})
+    write_at(api, scope_id, START, {"cwd": big("/again")})
+    write_at(api, scope_id, START + timedelta(days=1), {"cwd": big("/other")})
     prune_at(START + timedelta(days=40))
 
-    write_at(api, scope_id, START + timedelta(days=41), {"cwd": "/again"})
+    write_at(api, scope_id, START + timedelta(days=41), {"cwd": big("/again")})
 
-    assert revision_meta(EnvelopeRevision.objects.get(version=3)) == {"cwd": "/again"}
+    assert revision_meta(EnvelopeRevision.objects.get(version=3)) == {
+        "cwd": big("/again")
+    }
 
 
 # --- Append-only guards -------------------------------------------------------------------
@@ -182,8 +217,8 @@ MODELS = [EnvelopeRevision, EnvelopeValue]
 
 @pytest.fixture
 def written(api: ApiClient, scope_id: str) -> str:
-    api.patch(session_path(scope_id), {"meta": {"cwd": "/a"}})
-    api.patch(session_path(scope_id), {"meta": {"cwd": "/b"}})
+    api.patch(session_path(scope_id), {"meta": {"workingNotes": "a"}})
+    api.patch(session_path(scope_id), {"meta": {"workingNotes": "b"}})
     return scope_id
 
 
@@ -236,7 +271,7 @@ def test_postgres_triggers_refuse_raw_sql(
     ):
         cursor.execute(statement)
     assert revision_versions(written) == [1, 2]
-    assert sorted(EnvelopeValue.objects.values_list("value", flat=True)) == ["/a", "/b"]
+    assert sorted(EnvelopeValue.objects.values_list("value", flat=True)) == ["a", "b"]
 
 
 @pytest.mark.postgres
