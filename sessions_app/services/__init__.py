@@ -11,11 +11,10 @@ from .working_notes import (
     DEFAULT_NOTE_KIND,
     NotesCapture,
     WorkingNotesWrite,
-    default_capture_source_id,
     working_notes_clear,
     working_notes_put,
 )
-from .writes import EnvelopeWrite, next_clock
+from .writes import EnvelopeWrite
 
 __all__ = [
     "DEFAULT_NOTE_KIND",
@@ -23,11 +22,9 @@ __all__ = [
     "NotesCapture",
     "PruneResult",
     "WorkingNotesWrite",
-    "default_capture_source_id",
     "envelope_overlay",
     "envelope_replace",
     "envelope_revisions_prune",
-    "next_clock",
     "working_notes_clear",
     "working_notes_put",
 ]
