@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "powercontext.api",
     "sources",
     "sessions_app",
+    "handoffs",
 ]
 
 MIDDLEWARE = [
