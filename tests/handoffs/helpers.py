@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 from typing import Any
 
@@ -134,3 +135,16 @@ def select(
     api: ApiClient, url: str, scope_id: str, selection: str, **fields: Any
 ) -> Any:
     return api.post(url, {"scope_id": scope_id, "selection": selection, **fields})
+
+
+def mutated(body: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]:
+    """A copy of ``body`` with ``value`` at ``path``; ``...`` deletes the key."""
+    body = copy.deepcopy(body)
+    node = body
+    for key in path[:-1]:
+        node = node[key]
+    if value is ...:
+        node.pop(path[-1])
+    else:
+        node[path[-1]] = value
+    return body
