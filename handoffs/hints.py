@@ -129,9 +129,8 @@ def _provenance(selected: SelectedHandoff) -> str:
     )
     if selected.selected_revision is None:
         return f"prepared, not committed (current: {current})"
-    return f"revision {selected.selected_revision}, selected {selected.selection} " + (
-        f"(current: {current})"
-    )
+    revision, selection = selected.selected_revision, selected.selection
+    return f"revision {revision}, selected {selection} (current: {current})"
 
 
 def _escape_invisible(text: str) -> str:

@@ -187,31 +187,22 @@ def handoff_select(
     queries.
     """
     current = current_revision_get(scope_id=scope_id)
-    current_number = None if current is None else current.revision
     selected: int | None = None
     if selection == "prepared":
         assert prepared is not None  # the input serializer enforces it
         content = content_value(prepared["content"])
     else:
+        chosen = current
         if selection == "exact":
             assert revision is not None  # the input serializer enforces it
-            chosen: HandoffRevision | None = (
-                current
-                if current is not None
-                and revision["artifact_id"] == ARTIFACT_ID
-                and revision["revision"] == current.revision
-                else revision_get(
-                    scope_id=scope_id,
-                    artifact_id=revision["artifact_id"],
-                    number=revision["revision"],
-                )
+            chosen = revision_get(
+                scope_id=scope_id,
+                artifact_id=revision["artifact_id"],
+                number=revision["revision"],
             )
-        else:
-            chosen = current
         if chosen is None:
             return SelectedHandoff(scope_id, None, None, None, None, [])
-        content = revision_content(chosen)
-        selected = chosen.revision
+        content, selected = revision_content(chosen), chosen.revision
     claims = checked_claims(content)
     extra = omission_citations(content) if check_omissions else []
     check = citations_check(
@@ -224,7 +215,7 @@ def handoff_select(
         selection=selection,
         content=content,
         selected_revision=selected,
-        current_revision=current_number,
+        current_revision=None if current is None else current.revision,
         checks=[ClaimCheck(claim, check.missing(claim.citations)) for claim in claims],
         omissions_available=not check.missing(extra),
     )

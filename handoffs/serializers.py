@@ -173,11 +173,15 @@ class GenerationArtifactSerializer(StrictSerializer):
 
 
 class HandoffSourceCitationSerializer(StrictSerializer):
+    """A citation of one Source identity (no digest: Sources never change)."""
+
     kind = StrictChoiceField(choices=["source"])
     source_ref = CitedSourceSerializer()
 
 
 class HandoffArtifactCitationSerializer(StrictSerializer):
+    """A citation of a revision of this scope's handoff."""
+
     kind = StrictChoiceField(choices=["artifact"])
     artifact_ref = ArtifactReferenceSerializer()
 
@@ -240,20 +244,28 @@ def _citations(*, min_length: int, max_length: int, **kwargs: Any) -> Any:
 
 
 class HandoffStatementSerializer(StrictSerializer):
+    """A claim and the 1..32 citations that support it."""
+
     text = TextField()
     citations = _citations(min_length=1, max_length=32)
 
 
 class HandoffOmissionSerializer(StrictSerializer):
+    """Something the handoff knowingly leaves out; ``citation`` may be null."""
+
     text = TextField()
     citation = CitationField(allow_null=True)  # the key is required, null allowed
 
 
 class HandoffGenerationEnvelopeSerializer(StrictSerializer):
+    """A generation receipt (issued by a generating server; never by this one)."""
+
     receipt = StrictCharField(min_length=1, max_length=TEXT_MAX_LENGTH)
 
 
 class HandoffGenerationMetadataSerializer(StrictSerializer):
+    """Provenance of a model-generated draft, as another server records it."""
+
     scope_id = IdentityField()
     prompt_key = StrictChoiceField(choices=["handoff.generate"])
     selection = StrictChoiceField(choices=["built_in", "artifact"])
@@ -270,7 +282,8 @@ class HandoffGenerationMetadataSerializer(StrictSerializer):
 
 
 class _HandoffBody(StrictSerializer):
-    """The fields a draft and a content share (all keys required)."""
+    # The fields a draft and a content share (all keys required). A comment, not
+    # a docstring: the OpenAPI document would show it on both.
 
     objective = TextField()
     state = BoundedListField(
@@ -284,12 +297,16 @@ class _HandoffBody(StrictSerializer):
 
 
 class HandoffDraftSerializer(_HandoffBody):
+    """A caller-written handoff to finalize."""
+
     generation = HandoffGenerationEnvelopeSerializer(
         required=False, allow_null=True, default=None
     )
 
 
 class HandoffContentSerializer(_HandoffBody):
+    """The content of a handoff: a finalized draft."""
+
     generation = HandoffGenerationMetadataSerializer(
         required=False, allow_null=True, default=None
     )
@@ -297,6 +314,8 @@ class HandoffContentSerializer(_HandoffBody):
 
 
 class PreparedHandoffSerializer(StrictSerializer):
+    """A finalized handoff of one scope and the revision it was finalized against."""
+
     generation = HandoffGenerationEnvelopeSerializer(
         required=False, allow_null=True, default=None
     )
@@ -322,11 +341,15 @@ def _scope_mismatch(field: str) -> ValidationError:
 
 
 class FinalizeHandoffSerializer(StrictSerializer):
+    """Check a draft's evidence and prepare it for commit."""
+
     scope_id = IdentityField()
     draft = HandoffDraftSerializer()
 
 
 class CommitHandoffSerializer(StrictSerializer):
+    """Store a prepared handoff of ``scope_id`` as its next revision."""
+
     scope_id = IdentityField()
     handoff = PreparedHandoffSerializer()
 
@@ -370,6 +393,8 @@ class ContinueHandoffSerializer(StrictSerializer):
 
 
 class PrepareHandoffHintSerializer(ContinueHandoffSerializer):
+    """A selection as for continue, and the hint's UTF-8 budget (all or nothing)."""
+
     max_bytes = StrictIntegerField(
         required=False,
         default=DEFAULT_MAX_BYTES,
@@ -379,7 +404,7 @@ class PrepareHandoffHintSerializer(ContinueHandoffSerializer):
 
 
 class _GenerationRequest(StrictSerializer):
-    """The shared fields of the two model-backed operations (answered with 503)."""
+    # The shared fields of the two model-backed operations (answered with 503).
 
     scope_id = IdentityField()
     objective = TextField()
@@ -401,21 +426,29 @@ class _GenerationRequest(StrictSerializer):
 
 
 class PrepareHandoffSerializer(_GenerationRequest):
+    """Generate a draft from evidence (needs a model: always 503 here)."""
+
     evidence = _citations(min_length=1, max_length=32)
 
 
 class ActivateHandoffSerializer(_GenerationRequest):
+    """Generate a draft at a boundary Source (needs a model: always 503 here)."""
+
     boundary_source = CitedSourceSerializer()
     evidence = _citations(min_length=0, max_length=32, required=False, default=list)
 
 
 class EvidenceRefSerializer(StrictSerializer):
+    """One Source identity to resolve, optionally pinned to its content digest."""
+
     name = StrictChoiceField(choices=["content"])
     source_id = IdentityField(reject_padding=True)
     content_digest = DigestField(required=False, allow_null=True, default=None)
 
 
 class EvidenceResolveSerializer(StrictSerializer):
+    """Resolve 1..256 refs for a purpose."""
+
     purpose = StrictChoiceField(choices=[p.value for p in Purpose])
     refs = BoundedListField(
         child=EvidenceRefSerializer(), min_length=1, max_length=MAX_REFS

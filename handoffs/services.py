@@ -148,7 +148,7 @@ def handoff_commit(
     base = handoff["base"]
     now = timezone.now()
     with transaction.atomic(durable=True):
-        head = _head_lock(scope_id)
+        head = handoff_head_lock(scope_id=scope_id)
         current = head.current
         if current is not None and current.content_digest == digest:
             return CommittedRevision(current, created=False)
@@ -156,30 +156,55 @@ def handoff_commit(
         if (None if base is None else base["revision"]) != expected:
             raise RevisionConflict()
         check = _require_evidence(scope_id, content, now)
-        revision = HandoffRevision.objects.create(
+        revision = _revision_insert(
             scope_id=scope_id,
-            revision=(expected or 0) + 1,
-            content=content_text(content),
-            content_digest=digest,
-            objective=content["objective"],
-            disposition=content["disposition"],
-            created_at=now,
+            number=(expected or 0) + 1,
+            content=content,
+            digest=digest,
+            check=check,
             created_by=principal.name,
             request_id=request_id,
-        )
-        _statements_insert(revision, content)
-        HandoffLineage.objects.bulk_create(
-            HandoffLineage(
-                revision=revision,
-                source_id=check.source_pks[(ref["name"], ref["source_id"])],
-                ordinal=ordinal,
-            )
-            for ordinal, ref in enumerate(source_refs_of(content))
+            now=now,
         )
         head.current = revision
         head.updated_at = now
         head.save(update_fields=["current", "updated_at"])
     return CommittedRevision(revision, created=True)
+
+
+def _revision_insert(
+    *,
+    scope_id: str,
+    number: int,
+    content: dict[str, Any],
+    digest: str,
+    check: CitationCheck,
+    created_by: str,
+    request_id: str,
+    now: datetime,
+) -> HandoffRevision:
+    """Write revision ``number`` with its statements, citations and lineage."""
+    revision = HandoffRevision.objects.create(
+        scope_id=scope_id,
+        revision=number,
+        content=content_text(content),
+        content_digest=digest,
+        objective=content["objective"],
+        disposition=content["disposition"],
+        created_at=now,
+        created_by=created_by,
+        request_id=request_id,
+    )
+    _statements_insert(revision, content)
+    HandoffLineage.objects.bulk_create(
+        HandoffLineage(
+            revision=revision,
+            source_id=check.source_pks[(ref["name"], ref["source_id"])],
+            ordinal=ordinal,
+        )
+        for ordinal, ref in enumerate(source_refs_of(content))
+    )
+    return revision
 
 
 def _require_evidence(
@@ -196,11 +221,15 @@ def _require_evidence(
     return check
 
 
-def _head_lock(scope_id: str) -> HandoffHead:
-    """Create the scope's handoff head if needed and lock it (``FOR UPDATE``).
+def handoff_head_lock(*, scope_id: str) -> HandoffHead:
+    """Lock the scope's handoff head (``FOR UPDATE``), creating it if needed.
 
-    The insert ignores a conflict, so concurrent first commits meet on the one
-    row; on PostgreSQL the second waits for the first's insert to commit.
+    Must run inside a transaction. This is the lock that serialises writes which
+    pin Sources (commit writes lineage while holding it) with writes that must
+    respect pins: a purge or redaction that takes it before looking at lineage
+    cannot race a commit into pinning a Source it is about to remove. The insert
+    ignores a conflict, so concurrent first commits meet on the one row (on
+    PostgreSQL the second waits for the first's insert to commit).
     """
     HandoffHead.objects.bulk_create(
         [HandoffHead(scope_id=scope_id)], ignore_conflicts=True

@@ -201,6 +201,16 @@ SPECTACULAR_SETTINGS = {
     "AUTHENTICATION_WHITELIST": [
         "powercontext.api.authentication.BearerTokenAuthentication"
     ],
+    # One component name per choice set that several fields share (W001 otherwise).
+    "ENUM_NAME_OVERRIDES": {
+        "SourceTypeEnum": ["content"],
+        "HandoffArtifactEnum": ["handoff"],
+        "HandoffSelectionEnum": ["prepared", "exact", "latest"],
+        "HandoffGenerationSelectionEnum": ["built_in", "artifact"],
+        "HandoffResolutionStatusEnum": ["empty", "resolved"],
+        "PreparedContextStatusEnum": ["ready", "empty"],
+        "EvidenceStatusEnum": ["available", "unavailable"],
+    },
 }
 
 # --- Security (production.py tightens these) ------------------------------------------
