@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "powercontext.api",
     "sources",
     "sessions_app",
+    "handoffs",
 ]
 
 MIDDLEWARE = [
@@ -222,6 +223,16 @@ SPECTACULAR_SETTINGS = {
     "AUTHENTICATION_WHITELIST": [
         "powercontext.api.authentication.BearerTokenAuthentication"
     ],
+    # One component name per choice set that several fields share (W001 otherwise).
+    "ENUM_NAME_OVERRIDES": {
+        "SourceTypeEnum": ["content"],
+        "HandoffArtifactEnum": ["handoff"],
+        "HandoffSelectionEnum": ["prepared", "exact", "latest"],
+        "HandoffGenerationSelectionEnum": ["built_in", "artifact"],
+        "HandoffResolutionStatusEnum": ["empty", "resolved"],
+        "PreparedContextStatusEnum": ["ready", "empty"],
+        "EvidenceStatusEnum": ["available", "unavailable"],
+    },
 }
 
 # --- Security (production.py tightens these) ------------------------------------------
