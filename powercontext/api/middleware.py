@@ -1,4 +1,5 @@
-"""Middleware for every response: request id, request log line, body size limit."""
+"""Middleware for every response: request id, request log line, body size limit,
+and the 503 for views outside DRF when the database cannot be reached."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
-from .errors import error_response
+from .errors import as_domain_error, error_response
 from .exceptions import RequestTooLarge
 from .logging import current_request_id
 
@@ -87,3 +89,25 @@ class BodySizeLimitMiddleware:
 
 def _too_large_message(limit: int) -> str:
     return f"The request body exceeds the limit of {limit} bytes."
+
+
+class DatabaseUnavailableMiddleware:
+    """Answers ``503 unavailable`` when a view outside DRF cannot reach the database.
+
+    DRF views map database outages in their exception handler; Django would turn
+    the same failure in any other view (the admin) into a 500. Other exceptions
+    keep Django's handling.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(
+        self, request: HttpRequest, exception: Exception
+    ) -> HttpResponse | None:
+        if isinstance(exception, (OperationalError, InterfaceError)):
+            return error_response(as_domain_error(exception))
+        return None

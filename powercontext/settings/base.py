@@ -35,6 +35,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "powercontext.api.middleware.RequestIdMiddleware",
+    "powercontext.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "powercontext.api.middleware.BodySizeLimitMiddleware",
