@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,3 +182,109 @@ def assert_receipts_hold(
         replay = capture(client, scope_id, source_id, content)
         assert (replay.status_code, replay.json()) == (202, receipt)
         assert replay.headers["Idempotent-Replayed"] == "true"
+
+
+# --- A stream of concurrent captures ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One capture a stream sent; ``status`` is None when no answer arrived."""
+
+    source_id: str
+    content: str
+    status: int | None
+    body: Any
+
+
+def capture_stream(
+    service: Service,
+    scope_id: str,
+    *,
+    interrupt: Callable[[], None],
+    after_acknowledged: int,
+    threads: int = 8,
+    per_thread: int = 400,
+) -> list[Attempt]:
+    """Capture new Sources from ``threads`` threads; call ``interrupt`` mid-stream.
+
+    Each thread sends captures one after another (distinct ids, varied content)
+    until one is not answered 202 - a connection error or an error status - or
+    it has sent ``per_thread``. ``interrupt`` runs once ``after_acknowledged``
+    captures got a 202, while the threads keep sending. Returns every attempt.
+    """
+    attempts: list[Attempt] = []
+    acknowledged = threading.Semaphore(0)
+
+    def send(thread: int) -> None:
+        with service.client(timeout=60) as client:
+            for index in range(per_thread):
+                source_id = f"t{thread}-{index}"
+                content = (
+                    f"thread {thread} capture {index} \u00e9\u2603\U0001f680 "
+                    + "x" * index
+                )
+                try:
+                    response = capture(client, scope_id, source_id, content)
+                except httpx.TransportError:
+                    attempts.append(Attempt(source_id, content, None, None))
+                    return
+                attempts.append(
+                    Attempt(source_id, content, response.status_code, response.json())
+                )
+                if response.status_code != 202:
+                    return
+                acknowledged.release()
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        senders = [pool.submit(send, thread) for thread in range(threads)]
+        for _ in range(after_acknowledged):
+            assert acknowledged.acquire(timeout=60), "the capture stream stalled"
+        interrupt()
+        for sender in senders:
+            sender.result(timeout=180)
+    return attempts
+
+
+def assert_stream_consistent(
+    client: httpx.Client, scope_id: str, attempts: list[Attempt]
+) -> list[dict[str, Any]]:
+    """What a stream left behind is consistent with what its clients were told.
+
+    Every 202 is stored with its position and content and replays identically;
+    an unanswered (or 503) capture may be missing, but if stored it holds exactly
+    the content that was sent; nothing else is stored; positions are 1..N with
+    no gap, and the journal's high watermark is N. Returns the stored records.
+    """
+    sent = {attempt.source_id: attempt.content for attempt in attempts}
+    stored = all_sources(client, scope_id)
+    window = client.get(f"/v1/scopes/{scope_id}/sources/window", params={"limit": 1})
+
+    assert [item["position"] for item in stored] == list(range(1, len(stored) + 1))
+    assert window.json()["high_watermark"] == len(stored)
+    assert {item["source_id"]: item["content"] for item in stored}.items() <= (
+        sent.items()
+    )
+    assert all(
+        [attempt["outcome"] for attempt in record["attempts"]] == ["accepted"]
+        for record in _all_audit_records(client, scope_id)
+    ), "every stored Source has exactly its accepted attempt, written with it"
+    assert_receipts_hold(
+        client,
+        scope_id,
+        [(a.source_id, a.content, a.body) for a in attempts if a.status == 202],
+    )
+    return stored
+
+
+def _all_audit_records(client: httpx.Client, scope_id: str) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"limit": 100}
+    while True:
+        response = client.get(f"/v1/scopes/{scope_id}/source-audit", params=params)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        records.extend(page["items"])
+        if page["next_cursor"] is None:
+            return records
+        params = {"limit": 100, "cursor": page["next_cursor"]}

@@ -22,7 +22,9 @@ from tests.robustness.conftest import (
     Service,
     all_sources,
     assert_receipts_hold,
+    assert_stream_consistent,
     capture,
+    capture_stream,
     envelope_error,
     scope_create,
     source_get,
@@ -142,6 +144,35 @@ def test_while_the_database_is_down_requests_get_503_and_it_recovers_by_itself(
     positions = [item["position"] for item in all_sources(client, scope_id)]
     assert positions == list(range(1, 12 + 1 + 16 + 1))
     assert retried.json()["position"] == 13
+
+
+def test_every_capture_acknowledged_before_a_database_crash_survives_it(
+    service: Service, throwaway_cluster: PostgresCluster
+) -> None:
+    """The crash hits a stream of captures; PostgreSQL recovers from its WAL."""
+    with service.client() as client:
+        scope_id = scope_create(client)
+
+    attempts = capture_stream(
+        service, scope_id, interrupt=throwaway_cluster.crash, after_acknowledged=60
+    )
+    throwaway_cluster.start()
+
+    last_of_thread = {a.source_id.split("-")[0]: a for a in attempts}
+    assert len(last_of_thread) == 8
+    assert all(attempt.status == 503 for attempt in last_of_thread.values())
+    assert {a.status for a in attempts} == {202, 503}
+    assert {a.body["error"]["code"] for a in attempts if a.status == 503} == {
+        "unavailable"
+    }
+    with service.client() as client:
+        wait_until(
+            lambda: client.get("/health/ready").status_code == 200,
+            timeout=60,
+            what="readiness after the database restarted",
+        )
+        stored = assert_stream_consistent(client, scope_id, attempts)
+    assert len(stored) >= 60
 
 
 def _accepted(response: httpx.Response) -> httpx.Response | None:
