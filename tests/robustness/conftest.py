@@ -3,6 +3,7 @@ always take them down again, also when the test failed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import threading
@@ -63,8 +64,8 @@ def start_gunicorn(tmp_path: Path) -> Iterator[Callable[..., Gunicorn]]:
         server.stop()
 
 
-@pytest.fixture
-def fresh_database() -> Iterator[str]:
+@contextlib.contextmanager
+def temporary_database() -> Iterator[str]:
     """A new, empty database on the suite's PostgreSQL server, dropped afterwards."""
     server_url = os.environ["DATABASE_URL"]
     name = f"pc_robustness_{secrets.token_hex(6)}"
@@ -73,6 +74,25 @@ def fresh_database() -> Iterator[str]:
         yield url
     finally:
         database_drop(server_url, name)
+
+
+@contextlib.contextmanager
+def suite_database(directory: Path) -> Iterator[str]:
+    """A fresh database of the kind this suite run uses (``DATABASE_URL``'s engine).
+
+    On PostgreSQL a temporary database on the same server; on SQLite a new file.
+    """
+    if os.environ["DATABASE_URL"].startswith(("postgres://", "postgresql://")):
+        with temporary_database() as url:
+            yield url
+    else:
+        yield f"sqlite:///{directory / 'service.sqlite3'}"
+
+
+@pytest.fixture
+def fresh_database() -> Iterator[str]:
+    with temporary_database() as url:
+        yield url
 
 
 @pytest.fixture
@@ -96,22 +116,47 @@ def static_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def production_env(
+    database_url: str, static_root: Path, **extra: str
+) -> dict[str, str]:
+    """Production settings for ``database_url``, migrated (HTTPS redirect off: the
+    tests talk plain HTTP on loopback; static files from ``static_root``)."""
+    env = service_env(
+        database_url, PRODUCTION, DJANGO_STATIC_ROOT=str(static_root), **extra
+    )
+    manage(env, "migrate", "--noinput", "-v", "0")
+    return env
+
+
+@contextlib.contextmanager
+def serving_production(
+    database_url: str, log_dir: Path, static_root: Path, **extra_env: str
+) -> Iterator[Service]:
+    """Our service as production runs it, with a ``createtoken`` admin token.
+
+    For fixtures wider than one test; the server is stopped on exit.
+    """
+    env = production_env(database_url, static_root, **extra_env)
+    server = Gunicorn(env, log_dir)
+    try:
+        server.start()
+        yield Service(server, mint_token(env))
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def start_production(
     start_gunicorn: Callable[..., Gunicorn], static_root: Path
 ) -> Callable[..., Service]:
     """``start_production(database_url, **env)``: our service as production runs it.
 
-    Migrates the database, mints a ``*:admin`` token with ``createtoken`` and
-    serves with the production settings (collected static files, HTTPS redirect
-    off because the test talks plain HTTP on loopback).
+    Migrates the database, mints a ``*:admin`` token with ``createtoken``; the
+    server is stopped after the test (and can be killed and started in it).
     """
 
     def start(database_url: str, **extra_env: str) -> Service:
-        env = service_env(
-            database_url, PRODUCTION, DJANGO_STATIC_ROOT=str(static_root), **extra_env
-        )
-        manage(env, "migrate", "--noinput", "-v", "0")
+        env = production_env(database_url, static_root, **extra_env)
         return Service(start_gunicorn(env), mint_token(env))
 
     return start
