@@ -3,10 +3,12 @@ and the 503 for views outside DRF when the database cannot be reached."""
 
 from __future__ import annotations
 
+import io
 import logging
 import secrets
 import time
 from collections.abc import Callable
+from typing import IO
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
@@ -77,14 +79,29 @@ class BodySizeLimitMiddleware:
             "GET",
             "HEAD",
         ):
-            body = request.read(limit + 1)
+            # Not ``request.read()``: without a Content-Length Django's stream is
+            # limited to 0 bytes, so a chunked body would silently read as empty.
+            body = _read_at_most(request.META["wsgi.input"], limit + 1)
             if len(body) > limit:
                 return error_response(RequestTooLarge(_too_large_message(limit)))
-            # Django serves ``request.body`` from ``_body``; DRF only parses a body
-            # whose length is declared.
+            # Serve the body the way Django does once it has read it (``_body`` and
+            # a fresh stream); DRF only parses a body whose length is declared.
             request._body = body
+            request._stream = io.BytesIO(body)
             request.META["CONTENT_LENGTH"] = str(len(body))
         return self.get_response(request)
+
+
+def _read_at_most(stream: IO[bytes], size: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        chunk = stream.read(min(remaining, 64 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
 
 
 def _too_large_message(limit: int) -> str:
