@@ -101,10 +101,9 @@ def database_from_env(url: str) -> dict:
                 ),
             }
             config["CONN_MAX_AGE"] = 0
-            # With a pool this makes psycopg check each connection as it hands it
-            # out, so connections left dead by a database restart are replaced
-            # instead of failing requests.
-            config["CONN_HEALTH_CHECKS"] = True
+            # Checks each pooled connection as it is handed out and replaces those
+            # a database restart broke, instead of failing requests with them.
+            config["ENGINE"] = "powercontext.db.postgresql"
         else:
             config["CONN_MAX_AGE"] = env.int("POWERCONTEXT_DB_CONN_MAX_AGE", default=60)
             config["CONN_HEALTH_CHECKS"] = True

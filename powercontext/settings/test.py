@@ -21,6 +21,3 @@ WHITENOISE_AUTOREFRESH = True
 
 DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
 DATABASES["default"]["CONN_MAX_AGE"] = 0
-# The pool's checkout check does not apply; a per-request health query would only
-# distort the statement budgets.
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = False

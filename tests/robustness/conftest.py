@@ -149,15 +149,16 @@ def serving_production(
 def start_production(
     start_gunicorn: Callable[..., Gunicorn], static_root: Path
 ) -> Callable[..., Service]:
-    """``start_production(database_url, **env)``: our service as production runs it.
+    """``start_production(database_url, workers=2, **env)``: the service as
+    production runs it.
 
     Migrates the database, mints a ``*:admin`` token with ``createtoken``; the
     server is stopped after the test (and can be killed and started in it).
     """
 
-    def start(database_url: str, **extra_env: str) -> Service:
+    def start(database_url: str, *, workers: int = 2, **extra_env: str) -> Service:
         env = production_env(database_url, static_root, **extra_env)
-        return Service(start_gunicorn(env), mint_token(env))
+        return Service(start_gunicorn(env, workers=workers), mint_token(env))
 
     return start
 
