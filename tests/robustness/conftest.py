@@ -51,17 +51,15 @@ class Service:
 @pytest.fixture
 def start_gunicorn(tmp_path: Path) -> Iterator[Callable[..., Gunicorn]]:
     """``start_gunicorn(env, workers=2, threads=4)``; every server is stopped after."""
-    started: list[Gunicorn] = []
+    with contextlib.ExitStack() as started:
 
-    def start(env: dict[str, str], **options: Any) -> Gunicorn:
-        server = Gunicorn(env, tmp_path, **options)
-        started.append(server)
-        server.start()
-        return server
+        def start(env: dict[str, str], **options: Any) -> Gunicorn:
+            server = Gunicorn(env, tmp_path, **options)
+            started.callback(server.stop)
+            server.start()
+            return server
 
-    yield start
-    for server in started:
-        server.stop()
+        yield start
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ be there.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -54,6 +54,12 @@ def service(
     )
 
 
+@pytest.fixture
+def client(service: Service) -> Iterator[httpx.Client]:
+    with service.client(timeout=ANSWER_BOUND + 20) as client:
+        yield client
+
+
 def in_parallel(count: int, work: Callable[[int], Any]) -> list[Any]:
     with ThreadPoolExecutor(max_workers=8) as pool:
         return list(pool.map(work, range(count)))
@@ -84,9 +90,8 @@ def timed(service: Service, method: str, path: str, **kwargs: Any) -> Any:
 
 
 def test_while_the_database_is_down_requests_get_503_and_it_recovers_by_itself(
-    service: Service, throwaway_cluster: PostgresCluster
+    service: Service, client: httpx.Client, throwaway_cluster: PostgresCluster
 ) -> None:
-    client = service.client(timeout=ANSWER_BOUND + 20)
     scope_id = scope_create(client)
     before = captures(service, scope_id, "before", 12)
     assert statuses(before) == [202] * 12
@@ -181,10 +186,9 @@ def _accepted(response: httpx.Response) -> httpx.Response | None:
 
 
 def test_a_database_restart_between_requests_costs_no_request(
-    service: Service, throwaway_cluster: PostgresCluster
+    service: Service, client: httpx.Client, throwaway_cluster: PostgresCluster
 ) -> None:
     """Pooled connections left dead by a restart are replaced, not handed out."""
-    client = service.client()
     scope_id = scope_create(client)
     warm = captures(service, scope_id, "warm", 32)  # fills every worker's pool
 
