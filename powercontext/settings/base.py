@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "powercontext.api.middleware.RequestIdMiddleware",
+    "powercontext.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "powercontext.api.middleware.BodySizeLimitMiddleware",
@@ -72,7 +73,9 @@ def database_from_env(url: str) -> dict:
 
     SQLite runs in WAL mode with IMMEDIATE transactions and a busy timeout so that
     concurrent writers wait for each other instead of failing with "database is
-    locked". PostgreSQL uses psycopg 3's connection pool unless disabled.
+    locked". PostgreSQL uses psycopg 3's connection pool unless disabled; pooled
+    connections are checked when handed out and reconnected on demand after an
+    outage (docs/operations.md, "Failure behaviour").
     """
     config = environ.Env.db_url_config(url)
     if config["ENGINE"] == "django.db.backends.sqlite3":
@@ -92,8 +95,17 @@ def database_from_env(url: str) -> dict:
                 "min_size": env.int("POWERCONTEXT_DB_POOL_MIN", default=2),
                 "max_size": env.int("POWERCONTEXT_DB_POOL_MAX", default=8),
                 "timeout": env.float("POWERCONTEXT_DB_POOL_TIMEOUT", default=10.0),
+                # psycopg's pool retries a failed connect with a backoff that doubles
+                # for this long; a short window leaves reconnecting to the next
+                # request, so recovery does not lag the database by minutes.
+                "reconnect_timeout": env.float(
+                    "POWERCONTEXT_DB_POOL_RECONNECT_TIMEOUT", default=5.0
+                ),
             }
             config["CONN_MAX_AGE"] = 0
+            # Checks each pooled connection as it is handed out and replaces those
+            # a database restart broke, instead of failing requests with them.
+            config["ENGINE"] = "powercontext.db.postgresql"
         else:
             config["CONN_MAX_AGE"] = env.int("POWERCONTEXT_DB_CONN_MAX_AGE", default=60)
             config["CONN_HEALTH_CHECKS"] = True
