@@ -16,11 +16,11 @@ threads = int(os.environ.get("POWERCONTEXT_THREADS", "4"))
 timeout = int(os.environ.get("POWERCONTEXT_WORKER_TIMEOUT", "30"))
 graceful_timeout = 30
 keepalive = 5
-# Recycling bounds slow leaks; at hundreds of requests per second 20000 meant a
-# restart a minute, each one a cold worker and keep-alive connections piling onto
-# the other workers (docs/performance.md).
-max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "200000"))
-max_requests_jitter = max_requests // 10
+# A safety valve against slow leaks, not a routine: at ~400 requests/s per worker a
+# low limit recycles workers every minute, and the keep-alive connections of the
+# restarting worker pile onto the others.
+max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "500000"))
+max_requests_jitter = 50000
 # The longest legal URL (two 256-character ids percent-encoded as UTF-8, plus a
 # 4096-character cursor) passes gunicorn's 8190-byte default; 0 lifts it to 1 MiB.
 limit_request_line = 0

@@ -21,6 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include("sources.urls")),
     path("v1/", include("sessions_app.urls")),
+    path("v1/", include("handoffs.urls")),
     re_path(r"^.*$", errors.not_found_view),
 ]
 

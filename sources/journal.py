@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
+from django.db import connection, transaction
 
 from .exceptions import ScopeNotFound
 from .models import CaptureAttempt, CaptureOutcome, ContentSource, SourceJournalHead
@@ -98,18 +98,29 @@ class JournalOutcome:
     existing_digest: str | None
 
 
-def journal_capture(row: NewSource) -> JournalOutcome:
+def journal_capture(row: NewSource, *, durable: bool = True) -> JournalOutcome:
     """Return the existing Source of ``row``'s identity, or append ``row``.
 
-    Must run inside a transaction (the caller's ``atomic``). Raises
-    ``ScopeNotFound`` when the identity does not exist and the scope has no
-    journal head. Lets the ``IntegrityError`` of the identity constraint
-    propagate when a concurrent capture inserted the identity first: the caller
-    rolls back and classifies that Source as a replay or a conflict.
+    The write is atomic and, with ``durable=True``, committed before this
+    returns; with ``durable=False`` it joins the caller's transaction (in a
+    savepoint). On PostgreSQL the capture is one statement, and a statement
+    outside a transaction is its own transaction: it is sent alone, so the
+    journal head's row lock is released by the server the moment the statement
+    commits, never held while the client sends ``COMMIT``. SQLite runs its
+    statements in an IMMEDIATE transaction.
+
+    Raises ``ScopeNotFound`` when the identity does not exist and the scope has
+    no journal head. Lets the ``IntegrityError`` of the identity constraint
+    propagate when a concurrent capture inserted the identity first (nothing is
+    written); the caller classifies that Source as a replay or a conflict.
     """
     if connection.vendor == "postgresql":
-        return _capture_postgres(row)
-    return _capture_portable(row)
+        if durable and not connection.in_atomic_block:
+            return _capture_postgres(row)
+        with transaction.atomic(durable=durable):
+            return _capture_postgres(row)
+    with transaction.atomic(durable=durable):
+        return _capture_portable(row)
 
 
 def _capture_postgres(row: NewSource) -> JournalOutcome:

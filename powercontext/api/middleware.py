@@ -1,4 +1,5 @@
-"""Middleware for every response: request id, request log line, body size limit."""
+"""Middleware for every response: request id, request log line, body size limit,
+and the 503 for views outside DRF when the database cannot be reached."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
+from typing import IO
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
-from .errors import error_response
+from .errors import as_domain_error, error_response
 from .exceptions import RequestTooLarge
 from .logging import current_request_id
 
@@ -59,10 +62,8 @@ class BodySizeLimitMiddleware:
     """Answers 413 before reading a body larger than ``POWERCONTEXT_MAX_BODY_BYTES``.
 
     A declared ``Content-Length`` is checked without reading. A chunked body (no
-    length; the server marks its input terminated) is read from the WSGI input
-    up to the limit plus one byte, so an oversized upload never sits in memory
-    whole. Django itself would read nothing of a chunked body (it trusts only
-    ``Content-Length``), so the bytes read are handed back as the request body.
+    length, the server marks the input terminated) is read up to the limit plus
+    one byte, so an oversized upload never sits in memory whole.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -74,24 +75,56 @@ class BodySizeLimitMiddleware:
         if declared:
             if declared.isdigit() and int(declared) > limit:
                 return error_response(RequestTooLarge(_too_large_message(limit)))
-        elif _is_chunked(request):
-            body = request.META["wsgi.input"].read(limit + 1)
+        elif request.META.get("wsgi.input_terminated") and request.method not in (
+            "GET",
+            "HEAD",
+        ):
+            # Not ``request.read()``: without a Content-Length Django's stream is
+            # limited to 0 bytes, so a chunked body would silently read as empty.
+            body = _read_at_most(request.META["wsgi.input"], limit + 1)
             if len(body) > limit:
                 return error_response(RequestTooLarge(_too_large_message(limit)))
+            # Serve the body the way Django does once it has read it (``_body`` and
+            # a fresh stream); DRF only parses a body whose length is declared.
             request._body = body
             request._stream = io.BytesIO(body)
-            request.META["CONTENT_LENGTH"] = str(
-                len(body)
-            )  # DRF parses declared bodies
+            request.META["CONTENT_LENGTH"] = str(len(body))
         return self.get_response(request)
 
 
-def _is_chunked(request: HttpRequest) -> bool:
-    return (
-        bool(request.META.get("wsgi.input_terminated"))
-        and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
-    )
+def _read_at_most(stream: IO[bytes], size: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        chunk = stream.read(min(remaining, 64 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
 
 
 def _too_large_message(limit: int) -> str:
     return f"The request body exceeds the limit of {limit} bytes."
+
+
+class DatabaseUnavailableMiddleware:
+    """Answers ``503 unavailable`` when a view outside DRF cannot reach the database.
+
+    DRF views map database outages in their exception handler; Django would turn
+    the same failure in any other view (the admin) into a 500. Other exceptions
+    keep Django's handling.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(
+        self, request: HttpRequest, exception: Exception
+    ) -> HttpResponse | None:
+        if isinstance(exception, (OperationalError, InterfaceError)):
+            return error_response(as_domain_error(exception))
+        return None

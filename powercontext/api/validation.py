@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -242,11 +242,26 @@ _RFC3339 = re.compile(
 )
 
 
+def format_datetime(value: datetime) -> str:
+    """UTC RFC 3339 with ``Z`` (microseconds only when present)."""
+    text = value.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"
+
+
+# The instants a value digest can hold: it stores a date-time as integer
+# microseconds since the epoch, and RFC 8785 only allows integers within +-(2^53-1).
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EARLIEST_DATETIME = _EPOCH - timedelta(microseconds=MAX_SAFE_INTEGER)
+LATEST_DATETIME = _EPOCH + timedelta(microseconds=MAX_SAFE_INTEGER)
+
+
 @extend_schema_field(OpenApiTypes.DATETIME)
 class StrictDateTimeField(serializers.Field):
     """An RFC 3339 string with an explicit offset and at most 6 fractional digits.
 
-    Returns an aware ``datetime`` in UTC. Naive datetimes and numbers are rejected.
+    Returns an aware ``datetime`` in UTC. Naive datetimes and numbers are rejected,
+    and so are instants outside ``EARLIEST_DATETIME``..``LATEST_DATETIME`` (about
+    1684 to 2255), which a value digest cannot represent.
     """
 
     default_error_messages = {
@@ -255,6 +270,11 @@ class StrictDateTimeField(serializers.Field):
             "Input should be an RFC 3339 date-time with an explicit offset "
             "(Z or +hh:mm) "
             "and at most 6 fractional digits."
+        ),
+        "datetime_range": (
+            "Input should be a date-time between "
+            f"{format_datetime(EARLIEST_DATETIME)} and "
+            f"{format_datetime(LATEST_DATETIME)}."
         ),
     }
 
@@ -267,7 +287,13 @@ class StrictDateTimeField(serializers.Field):
             parsed = datetime.fromisoformat(data.replace("z", "Z").replace("t", "T"))
         except ValueError:
             self.fail("datetime_format")
-        return parsed.astimezone(UTC)
+        try:
+            instant = parsed.astimezone(UTC)
+        except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1
+            self.fail("datetime_range")
+        if not EARLIEST_DATETIME <= instant <= LATEST_DATETIME:
+            self.fail("datetime_range")
+        return instant
 
     def to_representation(self, value: datetime) -> str:
         return format_datetime(value)
@@ -449,9 +475,3 @@ def validate_path(**parameters: str) -> None:
             )
     if errors:
         raise RequestValidationError(errors)
-
-
-def format_datetime(value: datetime) -> str:
-    """UTC RFC 3339 with ``Z`` (microseconds only when present)."""
-    text = value.astimezone(UTC).isoformat()
-    return text.removesuffix("+00:00") + "Z"

@@ -4,6 +4,7 @@ Every variable is documented in ``docs/operations.md``. Values that code reads a
 call time (limits, TTLs) are plain settings so tests can override them.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -31,10 +32,12 @@ INSTALLED_APPS = [
     "powercontext.api",
     "sources",
     "sessions_app",
+    "handoffs",
 ]
 
 MIDDLEWARE = [
     "powercontext.api.middleware.RequestIdMiddleware",
+    "powercontext.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "powercontext.api.middleware.BodySizeLimitMiddleware",
@@ -70,7 +73,9 @@ def database_from_env(url: str) -> dict:
 
     SQLite runs in WAL mode with IMMEDIATE transactions and a busy timeout so that
     concurrent writers wait for each other instead of failing with "database is
-    locked". PostgreSQL uses psycopg 3's connection pool unless disabled.
+    locked". PostgreSQL uses psycopg 3's connection pool unless disabled; pooled
+    connections are checked when handed out and reconnected on demand after an
+    outage (docs/operations.md, "Failure behaviour").
     """
     config = environ.Env.db_url_config(url)
     if config["ENGINE"] == "django.db.backends.sqlite3":
@@ -90,8 +95,17 @@ def database_from_env(url: str) -> dict:
                 "min_size": env.int("POWERCONTEXT_DB_POOL_MIN", default=2),
                 "max_size": env.int("POWERCONTEXT_DB_POOL_MAX", default=8),
                 "timeout": env.float("POWERCONTEXT_DB_POOL_TIMEOUT", default=10.0),
+                # psycopg's pool retries a failed connect with a backoff that doubles
+                # for this long; a short window leaves reconnecting to the next
+                # request, so recovery does not lag the database by minutes.
+                "reconnect_timeout": env.float(
+                    "POWERCONTEXT_DB_POOL_RECONNECT_TIMEOUT", default=5.0
+                ),
             }
             config["CONN_MAX_AGE"] = 0
+            # Checks each pooled connection as it is handed out and replaces those
+            # a database restart broke, instead of failing requests with them.
+            config["ENGINE"] = "powercontext.db.postgresql"
         else:
             config["CONN_MAX_AGE"] = env.int("POWERCONTEXT_DB_CONN_MAX_AGE", default=60)
             config["CONN_HEALTH_CHECKS"] = True
@@ -166,6 +180,27 @@ POWERCONTEXT_TOKEN_LAST_USED_INTERVAL = env.int(
 # --- Lists ---------------------------------------------------------------------------
 POWERCONTEXT_CURSOR_TTL = env.int("POWERCONTEXT_CURSOR_TTL", default=3600)
 
+# --- Session envelopes (spec/sessions.md; docs/sessions-meta.md) ----------------------
+# Caps are UTF-8 bytes. Code reads them at call time, so tests may override them.
+SESSION_META_MAX_BYTES = env.int("SESSION_META_MAX_BYTES", default=1024 * 1024)
+WORKING_NOTES_MAX_BYTES = env.int("WORKING_NOTES_MAX_BYTES", default=32 * 1024)
+PERSONA_ID_MAX_BYTES = env.int("PERSONA_ID_MAX_BYTES", default=256)
+PERSONA_SNAPSHOT_MAX_BYTES = env.int("PERSONA_SNAPSHOT_MAX_BYTES", default=512 * 1024)
+SELECTED_MODEL_MAX_BYTES = env.int("SELECTED_MODEL_MAX_BYTES", default=256)
+ATTACHED_SKILLS_MAX_BYTES = env.int("ATTACHED_SKILLS_MAX_BYTES", default=64 * 1024)
+CWD_MAX_BYTES = env.int("CWD_MAX_BYTES", default=4096)
+ACTIVE_SANDBOX_ID_MAX_BYTES = env.int("ACTIVE_SANDBOX_ID_MAX_BYTES", default=256)
+TURN_RUN_ID_MAX_BYTES = env.int("TURN_RUN_ID_MAX_BYTES", default=256)
+USAGE_MAX_BYTES = env.int("USAGE_MAX_BYTES", default=8 * 1024)
+STATUS_SLOT_MAX_BYTES = env.int("STATUS_SLOT_MAX_BYTES", default=96)
+MODEL_MESSAGES_POINTER_MAX_BYTES = env.int(
+    "MODEL_MESSAGES_POINTER_MAX_BYTES", default=2048
+)
+# Envelope revisions older than this are pruned (never an envelope's latest one).
+SESSION_REVISION_RETENTION = timedelta(
+    days=env.int("SESSION_REVISION_RETENTION", default=30)
+)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "powercontext.api.authentication.BearerTokenAuthentication",
@@ -200,6 +235,16 @@ SPECTACULAR_SETTINGS = {
     "AUTHENTICATION_WHITELIST": [
         "powercontext.api.authentication.BearerTokenAuthentication"
     ],
+    # One component name per choice set that several fields share (W001 otherwise).
+    "ENUM_NAME_OVERRIDES": {
+        "SourceTypeEnum": ["content"],
+        "HandoffArtifactEnum": ["handoff"],
+        "HandoffSelectionEnum": ["prepared", "exact", "latest"],
+        "HandoffGenerationSelectionEnum": ["built_in", "artifact"],
+        "HandoffResolutionStatusEnum": ["empty", "resolved"],
+        "PreparedContextStatusEnum": ["ready", "empty"],
+        "EvidenceStatusEnum": ["available", "unavailable"],
+    },
 }
 
 # --- Security (production.py tightens these) ------------------------------------------

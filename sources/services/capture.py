@@ -3,7 +3,7 @@
 Both capture operations (generic content and working notes) and server-assigned
 creation run through ``_capture``:
 
-1. in one short durable transaction (``journal.journal_capture``), an existing
+1. in one short durable write (``journal.journal_capture``), an existing
    identity is found - a replay or a conflict, without touching the journal
    head - or the Source is appended at the scope's next position together
    with its ``accepted`` attempt;
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.utils import timezone
 
 from powercontext.api.db import violates_constraint
@@ -245,8 +245,7 @@ def _capture(
         return _classify(attempt, existing.position, existing.value_digest)
     row = _new_row(attempt, value, now)
     try:
-        with transaction.atomic(durable=durable):
-            outcome = journal_capture(row)
+        outcome = journal_capture(row, durable=durable)
     except IntegrityError as exc:
         if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
             raise

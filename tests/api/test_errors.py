@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from django.contrib.sessions.backends.db import SessionStore
 from django.db import OperationalError
 
 from sources import selectors
@@ -241,6 +242,39 @@ def test_database_outage_is_503_unavailable(
 
     assert response.status_code == 503
     assert error_of(response)["code"] == "unavailable"
+
+
+def test_database_outage_outside_drf_is_503_unavailable_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The admin reads its session from the database: an outage there is no 500."""
+
+    def unreachable(self: SessionStore) -> None:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(SessionStore, "load", unreachable)
+    client = ApiClient()
+    client.client.cookies["sessionid"] = "s" * 32
+
+    response = client.get("/admin/")
+
+    assert response.status_code == 503
+    assert error_of(response)["code"] == "unavailable"
+
+
+def test_other_failures_outside_drf_stay_500(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(self: SessionStore) -> None:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(SessionStore, "load", explode)
+    client = ApiClient()
+    client.client.cookies["sessionid"] = "s" * 32
+    client.client.raise_request_exception = False
+
+    response = client.get("/admin/")
+
+    assert response.status_code == 500
+    assert error_of(response)["code"] == "internal_error"
 
 
 def test_accept_header_does_not_cause_406(api: ApiClient) -> None:

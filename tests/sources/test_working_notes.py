@@ -113,6 +113,63 @@ def test_note_schema_errors(
 
 
 @pytest.mark.parametrize(
+    "expires_at",
+    [
+        pytest.param("2255-06-05T23:47:34.740992Z", id="after-2^53-microseconds"),
+        pytest.param("9999-12-31T23:59:59Z", id="year-9999"),
+        pytest.param("1684-07-28T00:12:25.259008Z", id="before-minus-2^53"),
+        pytest.param("0001-01-01T00:00:00Z", id="year-1"),
+        pytest.param("0001-01-01T00:00:00+01:00", id="before-year-1-in-utc"),
+        pytest.param("9999-12-31T23:59:59-01:00", id="after-year-9999-in-utc"),
+    ],
+)
+def test_expiry_the_value_digest_cannot_hold_is_422_not_500(
+    api: ApiClient, scope_id: str, expires_at: str
+) -> None:
+    """``expires_at`` enters the value digest as integer microseconds, which RFC 8785
+    allows only within +-(2^53-1): about 1684-07-28 to 2255-06-05 (found by fuzzing:
+    these were 500s)."""
+    response = note(api, scope_id, expires_at=expires_at)
+
+    assert response.status_code == 422
+    assert error_of(response)["details"]["errors"] == [
+        {
+            "type": "datetime_range",
+            "loc": ["body", "expires_at"],
+            "msg": (
+                "Input should be a date-time between 1684-07-28T00:12:25.259009Z "
+                "and 2255-06-05T23:47:34.740991Z."
+            ),
+        }
+    ]
+    assert not CaptureAttempt.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "expires_at", ["2255-06-05T23:47:34.740991Z", "2255-06-06T00:47:34.740991+01:00"]
+)
+def test_the_latest_representable_expiry_is_accepted_and_replays(
+    api: ApiClient, scope_id: str, expires_at: str
+) -> None:
+    first = note(api, scope_id, expires_at="2255-06-05T23:47:34.740991Z")
+    replay = note(api, scope_id, expires_at=expires_at)
+
+    assert (first.status_code, replay.status_code) == (202, 202)
+    assert replay.json() == first.json()
+
+
+def test_an_expiry_on_an_existing_identity_far_in_the_past_is_422(
+    api: ApiClient, scope_id: str
+) -> None:
+    assert note(api, scope_id).status_code == 202
+
+    response = note(api, scope_id, expires_at="1000-01-01T00:00:00Z")
+
+    assert response.status_code == 422
+    assert error_of(response)["details"]["errors"][0]["type"] == "datetime_range"
+
+
+@pytest.mark.parametrize(
     "missing", ["scope_id", "source_id", "content", "session_id", "note_kind"]
 )
 def test_required_note_fields(api: ApiClient, scope_id: str, missing: str) -> None:

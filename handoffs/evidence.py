@@ -1,0 +1,230 @@
+"""Evidence resolution (spec/handoff.md 1): which cited Sources still resolve.
+
+``evidence_resolve`` is the one function every consumer calls - the HTTP operation
+``POST /v1/scopes/{scope_id}/evidence/resolve`` and the handoff operations alike.
+Its guarantees:
+
+- **Constant cost.** One query, whatever the number of refs: the scope row
+  left-joined to every Source of that scope whose identity is among the refs. The
+  same query tells an unknown scope (no row at all) from missing Sources (NULLs).
+- **Never outside the scope.** The join is on the scope's own Sources.
+- **One clock.** Every rule compares against the single ``now`` of the call.
+- **Exact bytes or nothing** (invariant 5). A Source's content is returned only
+  when the item is available; a pinned ``content_digest`` that differs from the
+  stored one makes the item ``digest_mismatch`` and its content is dropped.
+- **Items in request order**, one per ref, duplicates answered independently.
+
+When several reasons apply, the first of ``REASON_PRECEDENCE`` wins. The rules for
+Sources that exist are the ordered table ``_RULES``; the lifecycle reasons
+(``purged``, ``closed``) take their place there when that work lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from django.db.models import F, FilteredRelation, Q
+from django.utils import timezone
+
+from sources.exceptions import ScopeNotFound
+from sources.models import Scope
+
+MAX_REFS = 256
+
+
+class Purpose(StrEnum):
+    """What the caller will do with the evidence."""
+
+    HANDOFF = "handoff"  # explicit, exact references: working notes may resolve
+    GENERATION = "generation"  # automatic consumers: working notes never resolve
+
+
+class Reason(StrEnum):
+    NOT_FOUND = "not_found"
+    NOT_ELIGIBLE = "not_eligible"
+    PURGED = "purged"
+    CLOSED = "closed"
+    EXPIRED = "expired"
+    DIGEST_MISMATCH = "digest_mismatch"
+
+
+# handoff.md 1: the first reason that applies wins. ``PURGED`` and ``CLOSED`` are
+# part of the order already; their rules arrive with the lifecycle work.
+REASON_PRECEDENCE = (
+    Reason.NOT_FOUND,
+    Reason.NOT_ELIGIBLE,
+    Reason.PURGED,
+    Reason.CLOSED,
+    Reason.EXPIRED,
+    Reason.DIGEST_MISMATCH,
+)
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """A citation of one Source identity, optionally pinned to its content digest."""
+
+    name: str  # the source type; the wire calls it ``name``
+    source_id: str
+    content_digest: str | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedRef:
+    """The answer for one ref.
+
+    ``row`` holds the stored Source's fields (``SOURCE_FIELDS``) whenever the Source
+    exists, with ``content`` removed unless the item is available; ``None`` for
+    ``not_found``.
+    """
+
+    ref: SourceRef
+    reason: Reason | None
+    row: dict[str, Any] | None
+
+    @property
+    def available(self) -> bool:
+        return self.reason is None
+
+
+@dataclass(frozen=True)
+class EvidenceResolution:
+    scope_id: str
+    purpose: Purpose
+    resolved_at: datetime
+    items: list[ResolvedRef]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """What a rule looks at: the ref, the stored row, the purpose and the clock."""
+
+    ref: SourceRef
+    row: dict[str, Any]
+    purpose: Purpose
+    now: datetime
+
+
+def _not_eligible(candidate: _Candidate) -> bool:
+    return candidate.purpose is Purpose.GENERATION and candidate.row["is_working_note"]
+
+
+def _expired(candidate: _Candidate) -> bool:
+    expires_at = candidate.row["expires_at"]
+    return (
+        candidate.row["is_working_note"]
+        and expires_at is not None
+        and expires_at <= candidate.now
+    )
+
+
+def _digest_mismatch(candidate: _Candidate) -> bool:
+    pinned = candidate.ref.content_digest
+    return pinned is not None and pinned != candidate.row["content_digest"]
+
+
+# The rules for a Source that exists, in REASON_PRECEDENCE order (``not_found`` is
+# decided before them, by the absence of a row). Lifecycle: insert
+# ``(Reason.PURGED, ...)`` and ``(Reason.CLOSED, ...)`` after NOT_ELIGIBLE.
+_RULES: tuple[tuple[Reason, Callable[[_Candidate], bool]], ...] = (
+    (Reason.NOT_ELIGIBLE, _not_eligible),
+    (Reason.EXPIRED, _expired),
+    (Reason.DIGEST_MISMATCH, _digest_mismatch),
+)
+
+SOURCE_FIELDS = (
+    "id",
+    "scope_id",
+    "source_type",
+    "source_id",
+    "position",
+    "content_digest",
+    "is_working_note",
+    "expires_at",
+)
+
+
+def reason_for(
+    ref: SourceRef, row: dict[str, Any] | None, purpose: Purpose, now: datetime
+) -> Reason | None:
+    """Why ``ref`` is unavailable (the first applicable reason), or None."""
+    if row is None:
+        return Reason.NOT_FOUND
+    candidate = _Candidate(ref=ref, row=row, purpose=purpose, now=now)
+    for reason, applies in _RULES:
+        if applies(candidate):
+            return reason
+    return None
+
+
+def evidence_resolve(
+    *,
+    scope_id: str,
+    purpose: Purpose,
+    refs: Sequence[SourceRef],
+    now: datetime | None = None,
+    include_content: bool = True,
+) -> EvidenceResolution:
+    """Resolve ``refs`` in ``scope_id`` for ``purpose``; one query for any number.
+
+    Returns one ``ResolvedRef`` per ref, in order. ``now`` defaults to a single
+    ``timezone.now()``; callers that already took the request's clock pass it.
+    ``include_content=False`` (the handoff operations only ask *whether* evidence
+    resolves) leaves the content column unread.
+
+    Raises ``ScopeNotFound`` when the scope does not exist. Takes no locks; the
+    caller authorizes. Refs beyond ``MAX_REFS`` are the HTTP layer's concern: this
+    function stays one query for any count (the identities are bound parameters).
+    """
+    now = now or timezone.now()
+    rows = _fetch(scope_id, refs, include_content=include_content)
+    items = []
+    for ref in refs:
+        row = rows.get((ref.name, ref.source_id))
+        reason = reason_for(ref, row, purpose, now)
+        if row is not None and reason is not None and "content" in row:
+            row = {key: value for key, value in row.items() if key != "content"}
+        items.append(ResolvedRef(ref=ref, reason=reason, row=row))
+    return EvidenceResolution(
+        scope_id=scope_id, purpose=purpose, resolved_at=now, items=items
+    )
+
+
+def _fetch(
+    scope_id: str, refs: Sequence[SourceRef], *, include_content: bool
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The scope's Sources among ``refs``, by identity; ScopeNotFound if no scope.
+
+    The scope row LEFT JOINs its Sources filtered by the refs' types and ids (a
+    superset of the identities asked for; exact pairs are matched in Python). No
+    row at all means no scope; a row of NULLs means a scope without those Sources.
+    """
+    scope = Scope.objects.filter(scope_id=scope_id)
+    if not refs:
+        if not scope.exists():
+            raise ScopeNotFound()
+        return {}
+    fields = (*SOURCE_FIELDS, "content") if include_content else SOURCE_FIELDS
+    joined = scope.annotate(
+        cited=FilteredRelation(
+            "sources",
+            condition=Q(
+                sources__source_type__in=sorted({ref.name for ref in refs}),
+                sources__source_id__in=sorted({ref.source_id for ref in refs}),
+            ),
+        )
+    ).values(**{f"cited_{field}": F(f"cited__{field}") for field in fields})
+    found = list(joined)
+    if not found:
+        raise ScopeNotFound()
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for values in found:
+        if values["cited_id"] is None:
+            continue
+        row = {field: values[f"cited_{field}"] for field in fields}
+        rows[(row["source_type"], row["source_id"])] = row
+    return rows

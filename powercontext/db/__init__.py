@@ -1,0 +1,1 @@
+"""Database plumbing shared by the project (a PostgreSQL backend for the pool)."""

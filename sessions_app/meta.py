@@ -1,0 +1,352 @@
+"""The envelope's meta rules, in one place (spec/sessions.md 1, 1.1 and 2).
+
+``RESERVED_KEYS`` is the reserved-key table as data: each key's type, cap (UTF-8
+bytes, read from a setting at call time) and owner. Keys outside the table are
+unknown unless they start with ``x-`` (host-defined, any scalar, host-owned). The
+whole meta is capped at ``SESSION_META_MAX_BYTES``, measured as the UTF-8 bytes of
+its compact JSON.
+
+One sanitizer serves both directions:
+
+- on every **write**, ``sanitize_value`` returns the value to store (``None`` when
+  the value clears the key) or raises a ``MetaRuleError`` naming ``details.field``;
+- on every **read**, ``sanitize_stored`` applies the same function to what the
+  database holds and drops whatever breaks today's rules - returned as if unset,
+  logged, never an error ("poison drops to unset"). Writes start from the
+  sanitized meta, so poison is never carried forward.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Final
+
+from django.conf import settings
+
+from powercontext.api.validation import MAX_SAFE_INTEGER, number_problem, text_problem
+
+from .exceptions import (
+    InvalidMetaValue,
+    MetaRuleError,
+    MetaTooLarge,
+    UnknownMetaKey,
+    WorkingNotesTooLarge,
+)
+
+logger = logging.getLogger("powercontext.sessions")
+
+Scalar = str | int | float | bool
+HOST_DEFINED_PREFIX: Final = "x-"
+WORKING_NOTES_KEY: Final = "workingNotes"
+
+
+class Owner(StrEnum):
+    """Which side may write a key: the host's PUT or the worker's PATCH."""
+
+    HOST = "host"
+    WORKER = "worker"
+
+
+class ValueKind(StrEnum):
+    STRING = "string"
+    CHOICE = "one of"
+    NON_NEGATIVE_INTEGER = "integer >= 0"
+    JSON_STRING_ARRAY = "string holding a JSON array of strings"
+    JSON_OBJECT = "string holding a JSON object"
+    NOTES = "string (trimmed)"
+
+
+_JSON_TEXT_KINDS = (ValueKind.JSON_STRING_ARRAY, ValueKind.JSON_OBJECT)
+
+
+@dataclass(frozen=True)
+class KeyRule:
+    """One row of the reserved-key table."""
+
+    key: str
+    owner: Owner
+    kind: ValueKind
+    cap_setting: str | None = None
+    choices: tuple[str, ...] = ()
+
+    def max_bytes(self) -> int | None:
+        """The cap in UTF-8 bytes, read from its setting now (None: no byte cap)."""
+        if self.cap_setting is None:
+            return None
+        cap: int = getattr(settings, self.cap_setting)
+        return cap
+
+    def describe(self) -> str:
+        """The rule in words, for error messages."""
+        if self.kind is ValueKind.CHOICE:
+            return "one of " + ", ".join(self.choices)
+        if self.kind is ValueKind.NON_NEGATIVE_INTEGER:
+            return "an integer >= 0"
+        return f"a {self.kind.value} of at most {self.max_bytes()} UTF-8 bytes"
+
+
+def _reserved_key_table() -> Mapping[str, KeyRule]:
+    host, worker = Owner.HOST, Owner.WORKER
+    text, notes = ValueKind.STRING, ValueKind.NOTES
+    rules = (
+        KeyRule("personaId", host, text, "PERSONA_ID_MAX_BYTES"),
+        KeyRule("personaSnapshot", host, text, "PERSONA_SNAPSHOT_MAX_BYTES"),
+        KeyRule("selectedModel", host, text, "SELECTED_MODEL_MAX_BYTES"),
+        KeyRule(
+            "reasoningEffort",
+            host,
+            ValueKind.CHOICE,
+            choices=("low", "medium", "high"),
+        ),
+        KeyRule(
+            "attachedSkills",
+            host,
+            ValueKind.JSON_STRING_ARRAY,
+            "ATTACHED_SKILLS_MAX_BYTES",
+        ),
+        KeyRule("cwd", worker, text, "CWD_MAX_BYTES"),
+        KeyRule("activeSandboxId", worker, text, "ACTIVE_SANDBOX_ID_MAX_BYTES"),
+        KeyRule("turnRunId", worker, text, "TURN_RUN_ID_MAX_BYTES"),
+        KeyRule(
+            "turnStatus",
+            worker,
+            ValueKind.CHOICE,
+            choices=("idle", "running", "completed", "cancelled", "failed"),
+        ),
+        KeyRule("turnCursor", worker, ValueKind.NON_NEGATIVE_INTEGER),
+        KeyRule("usage", worker, ValueKind.JSON_OBJECT, "USAGE_MAX_BYTES"),
+        KeyRule("statusSlot", worker, text, "STATUS_SLOT_MAX_BYTES"),
+        KeyRule(
+            "modelMessagesPointer", worker, text, "MODEL_MESSAGES_POINTER_MAX_BYTES"
+        ),
+        KeyRule(WORKING_NOTES_KEY, worker, notes, "WORKING_NOTES_MAX_BYTES"),
+    )
+    return MappingProxyType({rule.key: rule for rule in rules})
+
+
+RESERVED_KEYS: Final[Mapping[str, KeyRule]] = _reserved_key_table()
+
+
+def owner_of(key: str) -> Owner | None:
+    """The owner of ``key``; ``None`` for a key that is neither reserved nor ``x-``."""
+    rule = RESERVED_KEYS.get(key)
+    if rule is not None:
+        return rule.owner
+    if key.startswith(HOST_DEFINED_PREFIX):
+        return Owner.HOST
+    return None
+
+
+def known_owner(key: str) -> Owner:
+    """The owner of ``key``; raises ``UnknownMetaKey`` for a key the rules do not
+    know (neither reserved nor ``x-``)."""
+    owner = owner_of(key)
+    if owner is None:
+        raise UnknownMetaKey(
+            key,
+            "unknown_meta_key",
+            f"meta.{key} is not a reserved key and does not start with "
+            f"{HOST_DEFINED_PREFIX!r}.",
+        )
+    return owner
+
+
+def utf8_length(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+# --- The sanitizer --------------------------------------------------------------------
+
+
+def sanitize_value(key: str, value: Any) -> Scalar | None:
+    """The value to store for ``key``, or ``None`` when ``value`` clears the key.
+
+    ``null`` and ``""`` clear any key; ``workingNotes`` is trimmed first, so notes
+    that are only whitespace clear it too. Raises ``UnknownMetaKey`` for a key
+    outside the table without the ``x-`` prefix, ``WorkingNotesTooLarge`` for notes
+    over their cap and ``InvalidMetaValue`` for any other value breaking its rule.
+    """
+    if value is None or value == "":
+        return None
+    rule = RESERVED_KEYS.get(key)
+    if rule is None:
+        known_owner(key)
+        return _host_defined_scalar(key, value)
+    if rule.kind is ValueKind.NOTES:
+        return sanitize_working_notes(value, field=f"meta.{key}")
+    if rule.kind is ValueKind.NON_NEGATIVE_INTEGER:
+        return _non_negative_integer(rule, value)
+    if not isinstance(value, str) or text_problem(value):
+        raise _invalid(rule, value, "wrong_type")
+    if rule.kind is ValueKind.CHOICE:
+        if value not in rule.choices:
+            raise _invalid(rule, value, "not_allowed")
+        return value
+    _check_cap(rule, value)
+    if rule.kind in _JSON_TEXT_KINDS and not _holds_json(value, rule.kind):
+        raise _invalid(rule, value, "invalid_json_text")
+    return value
+
+
+def sanitize_working_notes(value: Any, *, field: str | None = None) -> str | None:
+    """Trimmed notes, or ``None`` for "no notes" (``None`` or blank).
+
+    The single notes rule (spec/sessions.md 2): a string, trimmed, at most
+    ``WORKING_NOTES_MAX_BYTES`` UTF-8 bytes after trimming. Over the cap raises
+    ``WorkingNotesTooLarge`` (never truncated); another type raises
+    ``InvalidMetaValue``. ``field`` names the notes in the error when they came in
+    as an envelope key.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or text_problem(value):
+        raise InvalidMetaValue(
+            WORKING_NOTES_KEY,
+            "wrong_type",
+            f"meta.{WORKING_NOTES_KEY} must be a string.",
+        )
+    notes = value.strip()
+    if not notes:
+        return None
+    size = utf8_length(notes)
+    max_bytes = settings.WORKING_NOTES_MAX_BYTES
+    if size > max_bytes:
+        raise WorkingNotesTooLarge(size, max_bytes, field=field)
+    return notes
+
+
+def sanitize_stored(meta: Any, *, scope_id: str, session_id: str) -> dict[str, Scalar]:
+    """The readable meta of a stored envelope: every key passed through the sanitizer.
+
+    A key or value breaking today's rules is left out and logged with its scope,
+    session and key (the value itself is never logged). Never raises.
+    """
+    if not isinstance(meta, dict):
+        logger.warning(
+            "envelope meta is not an object; read as empty: scope=%r session=%r",
+            scope_id,
+            session_id,
+        )
+        return {}
+    readable: dict[str, Scalar] = {}
+    for key, value in meta.items():
+        clean = sanitize_stored_value(
+            key, value, scope_id=scope_id, session_id=session_id
+        )
+        if clean is not None:
+            readable[key] = clean
+    return readable
+
+
+def sanitize_stored_value(
+    key: str, value: Any, *, scope_id: str, session_id: str
+) -> Scalar | None:
+    """One stored value through the sanitizer; poison is logged and read as unset."""
+    try:
+        return sanitize_value(key, value)
+    except MetaRuleError as rejected:
+        logger.warning(
+            "dropped a stored envelope meta value that breaks today's rules: "
+            "scope=%r session=%r key=%r code=%s reason=%s",
+            scope_id,
+            session_id,
+            key,
+            rejected.code,
+            (rejected.details or {}).get("reason"),
+        )
+        return None
+
+
+# --- The whole meta -------------------------------------------------------------------
+
+
+def meta_size(meta: Mapping[str, Scalar]) -> int:
+    """UTF-8 bytes of the compact JSON of ``meta`` (no spaces, non-ASCII as-is)."""
+    return utf8_length(json.dumps(meta, ensure_ascii=False, separators=(",", ":")))
+
+
+def check_meta_size(meta: Mapping[str, Scalar]) -> None:
+    """Raise ``MetaTooLarge`` when ``meta`` exceeds ``SESSION_META_MAX_BYTES``."""
+    size = meta_size(meta)
+    max_bytes = settings.SESSION_META_MAX_BYTES
+    if size > max_bytes:
+        raise MetaTooLarge(size, max_bytes)
+
+
+def same_value(left: Scalar | None, right: Scalar | None) -> bool:
+    """Equality keeping JSON types apart: ``true`` is not ``1``, ``1`` not ``1.0``."""
+    return type(left) is type(right) and left == right
+
+
+def same_meta(left: Mapping[str, Scalar], right: Mapping[str, Scalar]) -> bool:
+    return left.keys() == right.keys() and all(
+        same_value(value, right[key]) for key, value in left.items()
+    )
+
+
+# --- Rules for one value --------------------------------------------------------------
+
+
+def _invalid(rule: KeyRule, value: Any, reason: str) -> InvalidMetaValue:
+    return InvalidMetaValue(
+        rule.key, reason, f"meta.{rule.key} must be {rule.describe()}."
+    )
+
+
+def _check_cap(rule: KeyRule, value: str) -> None:
+    max_bytes = rule.max_bytes()
+    size = utf8_length(value)
+    if max_bytes is not None and size > max_bytes:
+        raise InvalidMetaValue(
+            rule.key,
+            "too_large",
+            f"meta.{rule.key} is {size} bytes; the limit is {max_bytes}.",
+            bytes=size,
+            max_bytes=max_bytes,
+        )
+
+
+def _non_negative_integer(rule: KeyRule, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _invalid(rule, value, "wrong_type")
+    if not 0 <= value <= MAX_SAFE_INTEGER:
+        raise _invalid(rule, value, "out_of_range")
+    return value
+
+
+def _host_defined_scalar(key: str, value: Any) -> Scalar:
+    problem: str | None
+    if isinstance(value, str):
+        problem = text_problem(value)
+    elif isinstance(value, bool):
+        problem = None
+    elif isinstance(value, (int, float)):
+        problem = number_problem(value)
+    else:
+        problem = "must be a string, number or boolean"
+    if problem:
+        raise InvalidMetaValue(
+            key, "not_scalar", f"meta.{key} {problem}; meta values are flat scalars."
+        )
+    scalar: Scalar = value
+    return scalar
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _holds_json(text: str, kind: ValueKind) -> bool:
+    """Whether ``text`` is strict JSON of the shape ``kind`` names."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return False
+    if kind is ValueKind.JSON_STRING_ARRAY:
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return isinstance(value, dict)

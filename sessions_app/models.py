@@ -1,0 +1,173 @@
+"""Session envelopes, their append-only revisions, and the values revisions point at.
+
+``SessionEnvelope`` is the live row, keyed by ``(scope, session_id)``: the whole
+``meta`` in one JSON column so that a read is one indexed query. Every accepted
+write also appends an ``EnvelopeRevision``. A revision keeps small values in its
+own row and refers to the others - and to the notes, whatever their size - by the
+SHA-256 digest of an ``EnvelopeValue``, stored once per envelope: a 512 KiB persona
+snapshot that does not change is stored once, not once per write
+(docs/decisions/0101-envelope-revisions.md).
+
+Revisions and values are never updated. They are guarded in layers: the write
+services are their only writers; ``save()`` refuses updates; their QuerySets
+refuse ``update()`` and ``delete()`` (retention pruning deletes through
+``delete_pruned``); the admin is read-only; and on PostgreSQL triggers reject
+UPDATE from any client and DELETE of an envelope's latest revision (migration
+``0002_append_only_triggers``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from sources.models import Scope
+
+from .meta import Owner
+
+
+class AppendOnlyError(RuntimeError):
+    """A code path tried to change or delete an append-only row."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    """Rows are inserted and, by retention pruning only, deleted - never updated."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError(f"{self.model.__name__} rows are never updated.")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(
+            f"{self.model.__name__} rows are deleted only by retention pruning."
+        )
+
+    def delete_pruned(self) -> tuple[int, dict[str, int]]:
+        """Delete these rows; only ``envelope_revisions_prune`` calls this."""
+        return super().delete()
+
+
+class AppendOnlyModel(models.Model):
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError(f"{type(self).__name__} rows are never updated.")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(
+            f"{type(self).__name__} rows are deleted only by retention pruning."
+        )
+
+
+class WriteOperation(models.TextChoices):
+    REPLACE = "replace", "host replace (PUT envelope)"
+    OVERLAY = "overlay", "worker overlay (PATCH envelope)"
+    NOTES_PUT = "notes_put", "working notes written"
+    NOTES_CLEAR = "notes_clear", "working notes cleared"
+
+
+class SessionEnvelope(models.Model):
+    # No index of its own: the identity constraint's index leads with scope.
+    scope = models.ForeignKey(
+        Scope,
+        on_delete=models.PROTECT,
+        related_name="session_envelopes",
+        db_index=False,
+    )
+    session_id = models.CharField(max_length=256)
+    meta = models.JSONField(default=dict)
+    version = models.PositiveBigIntegerField(
+        help_text="1 at creation, +1 per accepted write; the strong ETag."
+    )
+    notes_version = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The version that wrote the current working notes (null: none).",
+    )
+    clock = models.BigIntegerField(
+        help_text="Monotonic write clock in ms: max(previous + 1, now)."
+    )
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope", "session_id"], name="sessions_envelope_identity_uniq"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(version__gte=1),
+                name="sessions_envelope_version_gte1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope_id} / {self.session_id} @v{self.version}"
+
+
+class EnvelopeValue(AppendOnlyModel):
+    """One meta value of one envelope, addressed by the digest of its canonical JSON."""
+
+    envelope = models.ForeignKey(
+        SessionEnvelope,
+        on_delete=models.PROTECT,
+        related_name="stored_values",
+        db_index=False,  # served by the (envelope, digest) constraint's index
+    )
+    digest = models.CharField(
+        max_length=64, help_text="Hex SHA-256 of the value's RFC 8785 JSON."
+    )
+    value = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["envelope", "digest"], name="sessions_value_digest_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.envelope_id}:{self.digest[:12]}"
+
+
+class EnvelopeRevision(AppendOnlyModel):
+    """The envelope as one accepted write left it, with who wrote it and how."""
+
+    envelope = models.ForeignKey(
+        SessionEnvelope,
+        on_delete=models.PROTECT,
+        related_name="revisions",
+        db_index=False,  # served by the (envelope, version) constraint's index
+    )
+    version = models.PositiveBigIntegerField()
+    clock = models.BigIntegerField()
+    writer = models.CharField(max_length=8, choices=[(o.value, o.value) for o in Owner])
+    operation = models.CharField(max_length=16, choices=WriteOperation.choices)
+    principal = models.CharField(max_length=150)
+    request_id = models.CharField(max_length=16)
+    created_at = models.DateTimeField()
+    value_digests = models.JSONField(
+        help_text="Keys stored by reference: {key: digest of an EnvelopeValue}."
+    )
+    inline_values = models.JSONField(
+        default=dict, help_text="Keys stored in the row: {key: small value}."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["envelope", "version"], name="sessions_revision_version_uniq"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["created_at"], name="sessions_revision_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.envelope_id}@v{self.version} ({self.writer})"

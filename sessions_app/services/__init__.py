@@ -1,0 +1,30 @@
+"""Writes to session envelopes: the envelope operations, working notes (with the
+capture bridge) and revision retention.
+
+Every public service owns its transaction (``transaction.atomic(durable=True)``)
+and writes through ``writes.envelope_write``, the one envelope write path.
+"""
+
+from .envelopes import envelope_overlay, envelope_replace
+from .retention import PruneResult, envelope_revisions_prune
+from .working_notes import (
+    DEFAULT_NOTE_KIND,
+    NotesCapture,
+    WorkingNotesWrite,
+    working_notes_clear,
+    working_notes_put,
+)
+from .writes import EnvelopeWrite
+
+__all__ = [
+    "DEFAULT_NOTE_KIND",
+    "EnvelopeWrite",
+    "NotesCapture",
+    "PruneResult",
+    "WorkingNotesWrite",
+    "envelope_overlay",
+    "envelope_replace",
+    "envelope_revisions_prune",
+    "working_notes_clear",
+    "working_notes_put",
+]

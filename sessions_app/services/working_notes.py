@@ -1,0 +1,177 @@
+"""Working-notes writes, and the bridge that captures notes as a Working Note.
+
+Both writes are worker-owned overlays of the single key ``workingNotes``; every
+other key is carried forward. A notes PUT may also ask for the same text to be
+captured as a Source-backed Working Note (spec/sessions.md 2.1) in the same
+transaction: the notes are written, then captured, and either both are kept or
+neither is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+
+from powercontext.api.exceptions import InvalidRequest
+from powercontext.api.principals import Principal
+from powercontext.api.validation import IDENTITY_MAX_LENGTH
+from sources.services import Receipt, working_note_capture
+
+from ..meta import WORKING_NOTES_KEY, Owner, sanitize_working_notes
+from ..models import WriteOperation
+from ..selectors import WorkingNotesState
+from .writes import EnvelopeWrite, Meta, Writer, envelope_write, set_key
+
+DEFAULT_NOTE_KIND = "host_context"
+
+
+@dataclass(frozen=True)
+class NotesCapture:
+    """What a notes PUT asks to capture; ``source_id`` None means the default."""
+
+    note_kind: str = DEFAULT_NOTE_KIND
+    expires_at: datetime | None = None
+    source_id: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkingNotesWrite:
+    """What a working-notes write did, in the working-notes shape."""
+
+    notes: WorkingNotesState
+    created: bool
+    changed: bool
+    receipt: Receipt | None = None
+
+
+def working_notes_put(
+    *,
+    scope_id: str,
+    session_id: str,
+    notes: str,
+    capture: NotesCapture | None,
+    principal: Principal,
+    request_id: str,
+) -> WorkingNotesWrite:
+    """Set the session's notes; with ``capture``, also capture them as a Working Note.
+
+    The notes are trimmed; empty after trimming clears them; equal to the stored
+    notes is a no-op (no version). Creates the envelope when missing. The capture
+    uses ``capture.source_id`` or ``default_capture_source_id`` of the version
+    that wrote these notes, so replaying the same PUT replays the capture.
+
+    Raises ``ScopeNotFound``; ``WorkingNotesTooLarge`` (details
+    ``bytes``/``max_bytes``); ``MetaTooLarge``; ``InvalidRequest`` for a capture
+    of empty notes; and the capture's own errors (``SourceConflict``,
+    ``CaptureRejected``), after which nothing is stored. One durable transaction
+    holding the envelope row lock, then the scope's journal lock for a capture.
+    """
+
+    def put_notes(current: Meta) -> Meta:
+        clean = sanitize_working_notes(notes)
+        if clean is None and capture is not None:
+            raise InvalidRequest.for_field(
+                "notes",
+                "empty",
+                "A capture needs notes: these are empty after trimming.",
+            )
+        result = dict(current)
+        set_key(result, WORKING_NOTES_KEY, clean)
+        return result
+
+    writer = Writer(Owner.WORKER, WriteOperation.NOTES_PUT, principal, request_id)
+    with transaction.atomic(durable=True):
+        written = envelope_write(
+            scope_id=scope_id,
+            session_id=session_id,
+            if_match=None,
+            change=put_notes,
+            writer=writer,
+        )
+        receipt = (
+            _capture(written, capture, scope_id, session_id, writer)
+            if capture is not None
+            else None
+        )
+    return _notes_write(written, receipt)
+
+
+def working_notes_clear(
+    *, scope_id: str, session_id: str, principal: Principal, request_id: str
+) -> WorkingNotesWrite:
+    """Clear the session's notes. Without an envelope nothing is created.
+
+    Raises ``ScopeNotFound``. One durable transaction holding the envelope row
+    lock.
+    """
+
+    def clear_notes(current: Meta) -> Meta:
+        return {k: v for k, v in current.items() if k != WORKING_NOTES_KEY}
+
+    with transaction.atomic(durable=True):
+        written = envelope_write(
+            scope_id=scope_id,
+            session_id=session_id,
+            if_match=None,
+            change=clear_notes,
+            writer=Writer(
+                Owner.WORKER, WriteOperation.NOTES_CLEAR, principal, request_id
+            ),
+            create=False,
+        )
+    return _notes_write(written, None)
+
+
+def default_capture_source_id(session_id: str, version: int) -> str:
+    """``session-notes:{session_id}:v{version}``; past 256 characters the session
+    id part becomes ``sha256:`` + the first 32 hex of its SHA-256 (UTF-8)."""
+    source_id = f"session-notes:{session_id}:v{version}"
+    if len(source_id) <= IDENTITY_MAX_LENGTH:
+        return source_id
+    digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
+    return f"session-notes:sha256:{digest}:v{version}"
+
+
+def _capture(
+    written: EnvelopeWrite,
+    capture: NotesCapture,
+    scope_id: str,
+    session_id: str,
+    writer: Writer,
+) -> Receipt:
+    """Capture the notes ``written`` left, inside the caller's transaction."""
+    assert written.state is not None, "a notes PUT always leaves an envelope"
+    notes = written.state.meta[WORKING_NOTES_KEY]
+    assert isinstance(notes, str), "the notes rule stores text"
+    assert written.notes_version is not None, "notes have the version that wrote them"
+    return working_note_capture(
+        principal=writer.principal,
+        scope_id=scope_id,
+        source_id=capture.source_id
+        or default_capture_source_id(session_id, written.notes_version),
+        content=notes,
+        session_id=session_id,
+        note_kind=capture.note_kind,
+        expires_at=capture.expires_at,
+        request_id=writer.request_id,
+        now=written.at,
+        durable=False,
+    )
+
+
+def _notes_write(written: EnvelopeWrite, receipt: Receipt | None) -> WorkingNotesWrite:
+    state = written.state
+    notes = state.meta.get(WORKING_NOTES_KEY) if state is not None else None
+    return WorkingNotesWrite(
+        notes=WorkingNotesState(
+            notes=notes if isinstance(notes, str) else None,
+            version=state.version if state is not None else None,
+            updated_at=state.updated_at if state is not None else None,
+        ),
+        created=written.created,
+        changed=written.changed,
+        receipt=receipt,
+    )
