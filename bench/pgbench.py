@@ -7,8 +7,9 @@ clients on one scope - in three forms: three statements between BEGIN and END
 (capture_statements.sql), the one data-modifying CTE the service sends, between
 BEGIN and END (capture_cte.sql), and that CTE alone in autocommit
 (capture_cte_autocommit.sql). Writes tps and per-transaction latency percentiles
-(from pgbench's transaction log) for each to a JSON file; the "cte" form, the
-one the service sends today, is the figure the target compares against. The
+(from pgbench's transaction log) for each to a JSON file; the "cte_autocommit"
+form, the one the service sends since 01751fc, is the figure the target compares
+against. The
 scratch schema is dropped afterwards.
 
 Usage:
@@ -45,7 +46,7 @@ def percentile(sorted_values: list[int], fraction: float) -> int:
     ]
 
 
-PRIMARY = "cte"  # what sources/journal.py sends: BEGIN, the CTE, COMMIT
+PRIMARY = "cte_autocommit"  # what sources/journal.py sends: the CTE alone
 SCRIPTS = {
     "statements": "capture_statements.sql",
     "cte": "capture_cte.sql",
