@@ -11,6 +11,18 @@ from sources.models import CaptureAttempt, CaptureOutcome
 
 logger = logging.getLogger("powercontext.attempts")
 
+_COLUMNS = (
+    "scope_id, source_type, source_id, outcome, reason, value_digest, principal, "
+    "request_id, at"
+)
+# Sent as one simple query (Django's psycopg cursors bind parameters client-side):
+# PostgreSQL runs both statements as one transaction, so SET LOCAL applies to it.
+_UNFLUSHED_INSERT = (
+    "SET LOCAL synchronous_commit TO OFF; "
+    f"INSERT INTO {CaptureAttempt._meta.db_table} ({_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
 
 def attempt_record(
     *,
@@ -36,13 +48,29 @@ def attempt_record(
     own-transaction commit does not wait for the WAL flush: a crash may lose the
     last few attempt rows, never a Source (docs/decisions/0003-attempt-log.md).
     """
+    values = [
+        scope_id,
+        source_type,
+        source_id,
+        outcome.value,
+        reason,
+        value_digest,
+        principal,
+        request_id,
+        at,
+    ]
     try:
+        if (
+            durable
+            and connection.vendor == "postgresql"
+            and not connection.in_atomic_block
+        ):
+            # One round trip: the two statements run as one implicit transaction,
+            # and the client does not wait for its WAL flush.
+            with connection.cursor() as cursor:
+                cursor.execute(_UNFLUSHED_INSERT, values)
+            return
         with transaction.atomic(durable=durable):
-            if durable and connection.vendor == "postgresql":
-                # The log is best-effort by contract: don't make the client wait for
-                # its WAL flush. (Accepted attempts commit durably with their Source.)
-                with connection.cursor() as cursor:
-                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
             CaptureAttempt.objects.create(
                 scope_id=scope_id,
                 source_type=source_type,
