@@ -12,7 +12,7 @@ worker_class = "gthread"
 # One worker more than CPUs: a worker's threads share one GIL, and a third process
 # keeps both cores busy while the others wait on PostgreSQL (docs/performance.md).
 workers = int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1))
-threads = int(os.environ.get("POWERCONTEXT_THREADS", "4"))
+threads = int(os.environ.get("POWERCONTEXT_THREADS", "3"))
 timeout = int(os.environ.get("POWERCONTEXT_WORKER_TIMEOUT", "30"))
 graceful_timeout = 30
 keepalive = 5

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -50,34 +51,43 @@ _SOURCE = ContentSource._meta.db_table
 _ATTEMPT = CaptureAttempt._meta.db_table
 
 _POSTGRES_CAPTURE = f"""
-WITH existing AS (
-    SELECT position, value_digest FROM {_SOURCE}
-    WHERE scope_id = %(scope_id)s AND source_type = %(source_type)s
-      AND source_id = %(source_id)s
+WITH arg (
+    scope_id, source_type, source_id, content, metadata, is_working_note,
+    session_id, note_kind, expires_at, value_digest, content_digest, created_at,
+    created_by, request_id
+) AS (
+    VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::timestamptz, %s, %s,
+            %s::timestamptz, %s, %s)
+), existing AS (
+    SELECT s.position, s.value_digest FROM {_SOURCE} s, arg
+    WHERE s.scope_id = arg.scope_id AND s.source_type = arg.source_type
+      AND s.source_id = arg.source_id
 ), head AS (
-    UPDATE {_HEAD} SET last_position = last_position + 1
-    WHERE scope_id = %(scope_id)s AND NOT EXISTS (SELECT 1 FROM existing)
-    RETURNING last_position
+    UPDATE {_HEAD} h SET last_position = h.last_position + 1
+    FROM arg
+    WHERE h.scope_id = arg.scope_id AND NOT EXISTS (SELECT 1 FROM existing)
+    RETURNING h.last_position
 ), source AS (
     INSERT INTO {_SOURCE} (
         scope_id, source_type, source_id, position, content, metadata,
         is_working_note, session_id, note_kind, expires_at, value_digest,
         content_digest, created_at, created_by, request_id
     )
-    SELECT %(scope_id)s, %(source_type)s, %(source_id)s, head.last_position,
-           %(content)s, %(metadata)s::jsonb, %(is_working_note)s, %(session_id)s,
-           %(note_kind)s, %(expires_at)s, %(value_digest)s, %(content_digest)s,
-           %(created_at)s, %(created_by)s, %(request_id)s
-    FROM head
+    SELECT arg.scope_id, arg.source_type, arg.source_id, head.last_position,
+           arg.content, arg.metadata, arg.is_working_note, arg.session_id,
+           arg.note_kind, arg.expires_at, arg.value_digest, arg.content_digest,
+           arg.created_at, arg.created_by, arg.request_id
+    FROM head, arg
     RETURNING position
 ), attempt AS (
     INSERT INTO {_ATTEMPT} (
         scope_id, source_type, source_id, outcome, reason, value_digest,
         principal, request_id, at
     )
-    SELECT %(scope_id)s, %(source_type)s, %(source_id)s, %(accepted)s, NULL,
-           %(value_digest)s, %(created_by)s, %(request_id)s, %(created_at)s
-    FROM source
+    SELECT arg.scope_id, arg.source_type, arg.source_id,
+           '{CaptureOutcome.ACCEPTED.value}', NULL, arg.value_digest, arg.created_by,
+           arg.request_id, arg.created_at
+    FROM source, arg
 )
 SELECT position, NULL FROM source
 UNION ALL
@@ -124,12 +134,24 @@ def journal_capture(row: NewSource, *, durable: bool = True) -> JournalOutcome:
 
 
 def _capture_postgres(row: NewSource) -> JournalOutcome:
-    params = {
-        **row.__dict__,
-        "metadata": json.dumps(row.metadata, ensure_ascii=False),
-        "accepted": CaptureOutcome.ACCEPTED.value,
-    }
+    params: list[Any] = [
+        row.scope_id,
+        row.source_type,
+        row.source_id,
+        row.content,
+        json.dumps(row.metadata, ensure_ascii=False),
+        row.is_working_note,
+        row.session_id,
+        row.note_kind,
+        row.expires_at,
+        row.value_digest,
+        row.content_digest,
+        row.created_at,
+        row.created_by,
+        row.request_id,
+    ]
     with connection.cursor() as cursor:
+        # Each value is sent once (the arg row), not once per use in the CTE.
         cursor.execute(_POSTGRES_CAPTURE, params)
         found = cursor.fetchone()
     if found is None:
