@@ -34,6 +34,7 @@ run: $(VENV)/.installed
 		--env DJANGO_SETTINGS_MODULE=powercontext.settings.local
 
 lint: $(VENV)/.installed
+	@mkdir -p var
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .

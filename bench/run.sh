@@ -14,15 +14,23 @@
 #   4. runs every workload at every concurrency against both (bench/drive.py),
 #      one extra run with two wrk threads to show wrk is not the bottleneck, and
 #      pgbench with the capture transaction's shape (bench/pgbench.py);
-#   5. prints the table (bench/report.py) and writes bench/results/RUN/;
-#   6. stops everything it started, by recorded PID (trap on EXIT).
+#   5. the scale phase (ours only, bench/scale.py): seeds one scope with
+#      manage.py seed_sources in stages (10k, then 1M Sources), VACUUM ANALYZE,
+#      records the query plans (bench/explain.py) and measures every read and
+#      write at each stage, then compares the stages;
+#   6. prints the tables (bench/report.py, scale.py report) and writes
+#      bench/results/RUN/;
+#   7. stops everything it started, by recorded PID (trap on EXIT).
 #
-# Knobs (environment): BENCH_SECONDS (15), BENCH_WARMUP (3s), BENCH_CONNECTIONS
+# Knobs (environment): BENCH_PHASES ("compare scale"), BENCH_SECONDS (15),
+# BENCH_WARMUP (3s), BENCH_CONNECTIONS
 # ("1 16"), BENCH_WORKLOADS ("working_notes replays content scope_get"),
 # BENCH_OURS_WORKLOADS (a subset for ours; default all), BENCH_SERVERS
 # ("ref ours"), BENCH_OUR_PORT (18801),
-# BENCH_REF_PORT (18802), BENCH_PG (postgres://postgres@127.0.0.1:5432),
-# BENCH_DB (pc_bench_run), BENCH_MAINT_DB (pc_bench: an existing database to
+# BENCH_REF_PORT (18802), BENCH_SCALE_SIZES ("10000 1000000": Sources in the scope
+# at each stage, increasing), BENCH_SCALE_SECONDS (10), BENCH_SCALE_CONNECTIONS
+# ("1 16"), BENCH_SCALE_OPERATIONS (default all, see bench/scale.py), BENCH_PG (postgres://postgres@127.0.0.1:5432),
+# BENCH_DB (pc_bench_run), BENCH_MAINT_DB (postgres: an existing database to
 # connect to while creating BENCH_DB), BENCH_QUIET_PATIENCE (30: seconds each run
 # waits for other processes to leave the CPUs), and for ours POWERCONTEXT_WORKERS,
 # POWERCONTEXT_THREADS, POWERCONTEXT_MAX_REQUESTS, POWERCONTEXT_DB_POOL and
@@ -31,17 +39,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
+PHASES=${BENCH_PHASES:-"compare scale"}
 SECONDS_PER_RUN=${BENCH_SECONDS:-15}
 WARMUP=${BENCH_WARMUP:-3s}
 CONNECTIONS=${BENCH_CONNECTIONS:-"1 16"}
 WORKLOADS=${BENCH_WORKLOADS:-"working_notes replays content scope_get"}
 SERVERS=${BENCH_SERVERS:-"ref ours"}
+[[ " $PHASES " == *" compare "* ]] || SERVERS=ours
+SCALE_SIZES=${BENCH_SCALE_SIZES:-"10000 1000000"}
 OURS_WORKLOADS=${BENCH_OURS_WORKLOADS:-$WORKLOADS}
 OUR_PORT=${BENCH_OUR_PORT:-18801}
 REF_PORT=${BENCH_REF_PORT:-18802}
 PG=${BENCH_PG:-postgres://postgres@127.0.0.1:5432}
 DB=${BENCH_DB:-pc_bench_run}
-MAINT_DB=${BENCH_MAINT_DB:-pc_bench}
+MAINT_DB=${BENCH_MAINT_DB:-postgres}
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 REF_VENV=$ROOT/.venv-bench-ref
 REF_SPEC='powercontext[server,cli]==1.4.1'
@@ -174,7 +185,7 @@ drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS
 
 mkdir -p "$RESULTS" "$STATE"
 ensure_wrk
-ensure_reference
+[[ " $SERVERS " == *" ref "* ]] && ensure_reference
 [[ " $SERVERS " == *" ours "* ]] && start_ours
 [[ " $SERVERS " == *" ref "* ]] && start_reference
 cat >"$RESULTS/config.json" <<EOF
@@ -183,29 +194,65 @@ cat >"$RESULTS/config.json" <<EOF
  "reference": "$REF_SPEC, SQLite, access mode disabled"}
 EOF
 
-say "running: workloads [$WORKLOADS] x connections [$CONNECTIONS] x servers [$SERVERS], ${SECONDS_PER_RUN}s each"
-for workload in $WORKLOADS; do
-  for connections in $CONNECTIONS; do
-    for server in $SERVERS; do
-      if [ "$server" = ours ] && [[ " $OURS_WORKLOADS " != *" $workload "* ]]; then
-        continue
-      fi
-      drive "$server" "$workload" "$connections" 1
+compare_phase() {
+  say "running: workloads [$WORKLOADS] x connections [$CONNECTIONS] x servers [$SERVERS], ${SECONDS_PER_RUN}s each"
+  local workload connections server
+  for workload in $WORKLOADS; do
+    for connections in $CONNECTIONS; do
+      for server in $SERVERS; do
+        if [ "$server" = ours ] && [[ " $OURS_WORKLOADS " != *" $workload "* ]]; then
+          continue
+        fi
+        drive "$server" "$workload" "$connections" 1
+      done
     done
   done
-done
-# Same run with two wrk threads: if wrk limited the one-thread figure, this one
-# would be higher (the CPU column shows wrk's own share as well).
-check_workload=working_notes
-[[ " $SERVERS " == *" ours "* ]] && check_workload=${OURS_WORKLOADS%% *}
-for server in $SERVERS; do drive "$server" "$check_workload" 16 2; done
+  # Same run with two wrk threads: if wrk limited the one-thread figure, this one
+  # would be higher (the CPU column shows wrk's own share as well).
+  local check_workload=working_notes
+  [[ " $SERVERS " == *" ours "* ]] && check_workload=${OURS_WORKLOADS%% *}
+  for server in $SERVERS; do drive "$server" "$check_workload" 16 2; done
 
-if [[ " $SERVERS " == *" ours "* ]]; then
-  "$ROOT/.venv/bin/python" bench/pgbench.py --db-url "$PG/$DB" --clients 16 \
-    --duration "$SECONDS_PER_RUN" --out "$RESULTS/pgbench.json"
-fi
+  if [[ " $SERVERS " == *" ours "* ]]; then
+    "$ROOT/.venv/bin/python" bench/pgbench.py --db-url "$PG/$DB" --clients 16 \
+      --duration "$SECONDS_PER_RUN" --out "$RESULTS/pgbench.json"
+  fi
+}
+
+scale_phase() {  # one scope, grown stage by stage; every operation at each stage
+  local seeded=0 size scope="" target=()
+  say "scale phase: stages [$SCALE_SIZES] Sources"
+  for size in $SCALE_SIZES; do
+    if [ "$size" -le "$seeded" ]; then
+      say "BENCH_SCALE_SIZES must increase ($size after $seeded)"; exit 1
+    fi
+    if [ -z "$scope" ]; then target=(--create-scope "bench scale $RUN_ID"); else target=(--scope "$scope"); fi
+    say "seeding $((size - seeded)) Sources (stage $size)"
+    scope=$("${OUR_ENV[@]}" "$ROOT/.venv/bin/python" manage.py seed_sources \
+      "$((size - seeded))" "${target[@]}" --prefix "s$size-" | tail -n 1)
+    seeded=$size
+    psql -X -q -v ON_ERROR_STOP=1 "$PG/$DB" -c "VACUUM ANALYZE" >/dev/null
+    "${OUR_ENV[@]}" "$ROOT/.venv/bin/python" bench/explain.py --scope "$scope" \
+      >"$RESULTS/plans-$size.md" 2>"$STATE/explain-$size.log"
+    "$ROOT/.venv/bin/python" bench/scale.py measure --stage "$size" \
+      --base-url "$OUR_URL" --token "$OUR_TOKEN" --server-pid "$OUR_PID" \
+      --db-url "$PG/$DB" --scope "$scope" --out-dir "$RESULTS" \
+      --connections "${BENCH_SCALE_CONNECTIONS:-1 16}" \
+      --duration "${BENCH_SCALE_SECONDS:-10}s" \
+      --quiet-patience "${BENCH_QUIET_PATIENCE:-30}" \
+      --operations "${BENCH_SCALE_OPERATIONS:-}"
+  done
+}
+
+[[ " $PHASES " == *" compare "* ]] && compare_phase
+[[ " $PHASES " == *" scale "* ]] && scale_phase
 
 stop_started
 STARTED_PIDS=()
-"$ROOT/.venv/bin/python" bench/report.py "$RESULTS" --db-url "$PG/$MAINT_DB"
+if [[ " $PHASES " == *" compare "* ]]; then
+  "$ROOT/.venv/bin/python" bench/report.py "$RESULTS" --db-url "$PG/$MAINT_DB"
+fi
+if [[ " $PHASES " == *" scale "* ]]; then
+  "$ROOT/.venv/bin/python" bench/scale.py report "$RESULTS"
+fi
 say "server logs and the reference's data are under $STATE"
