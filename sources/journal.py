@@ -22,6 +22,8 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from powercontext.db.cursors import prepared_cursor
+
 from .exceptions import ScopeNotFound
 from .models import CaptureAttempt, CaptureOutcome, ContentSource, SourceJournalHead
 
@@ -150,7 +152,7 @@ def _capture_postgres(row: NewSource) -> JournalOutcome:
         row.created_by,
         row.request_id,
     ]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         # Each value is sent once (the arg row), not once per use in the CTE.
         cursor.execute(_POSTGRES_CAPTURE, params)
         found = cursor.fetchone()

@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+
+from powercontext.db.cursors import prepared_cursor
 
 from .exceptions import NotFound
 from .models import ApiToken, Role, TokenGrant
@@ -114,7 +116,7 @@ def token_authenticate(raw: str) -> Principal:
     at most once per ``POWERCONTEXT_TOKEN_LAST_USED_INTERVAL`` seconds, with a
     conditional UPDATE so concurrent requests do not all write.
     """
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_TOKEN_WITH_GRANTS, [token_hash(raw)])
         rows = cursor.fetchall()
     if not rows:

@@ -103,12 +103,12 @@ def database_from_env(url: str) -> dict:
                 ),
             }
             config["CONN_MAX_AGE"] = 0
-            # Checks each pooled connection as it is handed out and replaces those
-            # a database restart broke, instead of failing requests with them.
-            config["ENGINE"] = "powercontext.db.postgresql"
         else:
             config["CONN_MAX_AGE"] = env.int("POWERCONTEXT_DB_CONN_MAX_AGE", default=60)
             config["CONN_HEALTH_CHECKS"] = True
+        # Checks each pooled connection as it is handed out and replaces those a
+        # database restart broke; gives hot paths prepared statements.
+        config["ENGINE"] = "powercontext.db.postgresql"
         options.setdefault(
             "connect_timeout", env.int("POWERCONTEXT_DB_CONNECT_TIMEOUT", default=5)
         )
@@ -116,6 +116,11 @@ def database_from_env(url: str) -> dict:
             # Needed behind PgBouncer in transaction mode (psycopg prepared statements).
             options["prepare_threshold"] = None
             config["DISABLE_SERVER_SIDE_CURSORS"] = True
+        else:
+            # Django turns psycopg's prepared statements off unless asked; only the
+            # statements run through powercontext.db.cursors.prepared_cursor are
+            # prepared (Django's own cursors bind parameters client-side).
+            options.setdefault("prepare_threshold", 5)
     else:
         raise ImproperlyConfigured(
             f"Unsupported database engine in DATABASE_URL: {config['ENGINE']}"

@@ -14,6 +14,15 @@ The check costs nothing on a healthy connection: an idle connection has nothing
 to read, while one the server closed (restart, crash, termination) has an EOF or
 a termination notice waiting on its socket. Only a connection with something to
 read gets the round-trip check that decides.
+
+``prepared_cursor()`` gives the hot paths (authentication, the capture statement)
+a cursor with server-side binding. Django's own cursors bind parameters on the
+client, so PostgreSQL parses and plans every statement again; through this cursor
+psycopg prepares a statement once it has run ``prepare_threshold`` (5) times on a
+connection, and PostgreSQL reuses its plan from then on. Measured with pgbench on
+the capture statement: 1088-1242 transactions per second unprepared, 1783-1811
+prepared. ``POWERCONTEXT_DB_DISABLE_PREPARE`` (PgBouncer in transaction mode)
+sets ``prepare_threshold`` to None, which turns preparing off here too.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import select
 from typing import Any
 
 import psycopg
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
 from psycopg_pool import ConnectionPool
 
 
@@ -37,7 +46,33 @@ def _may_be_broken(connection: psycopg.Connection[Any]) -> bool:
     return bool(readable)
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str:
+        """The statement as sent, also for a prepared cursor's (for query logs).
+
+        Django reads it back from a client-side-binding cursor; a prepared
+        statement leaves nothing to read, so it is composed from ``sql`` and
+        ``params`` the way Django does with server-side binding on.
+        """
+        if isinstance(cursor, psycopg.ClientCursor):
+            return super().last_executed_query(cursor, sql, params)
+        try:
+            return self.compose_sql(sql, params)
+        except psycopg.errors.DataError:
+            return sql
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
+    def prepared_cursor(self) -> Any:
+        """A cursor whose repeated statements psycopg prepares (server-side binding)."""
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        with self.wrap_database_errors:
+            cursor = base.ServerBindingCursor(self.connection)  # type: ignore[attr-defined]
+            return self._prepare_cursor(cursor)  # type: ignore[attr-defined]
+
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)
         pool: ConnectionPool | None = self.pool  # type: ignore[attr-defined]  # stubs
