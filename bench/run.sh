@@ -190,7 +190,7 @@ ensure_wrk
 [[ " $SERVERS " == *" ref "* ]] && start_reference
 cat >"$RESULTS/config.json" <<EOF
 {"seconds_per_run": $SECONDS_PER_RUN, "warmup": "$WARMUP",
- "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-cpu count}, threads=${POWERCONTEXT_THREADS:-4}, max_requests=${POWERCONTEXT_MAX_REQUESTS:-gunicorn.conf.py}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
+ "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-3}, max_requests=${POWERCONTEXT_MAX_REQUESTS:-gunicorn.conf.py}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
  "reference": "$REF_SPEC, SQLite, access mode disabled"}
 EOF
 
