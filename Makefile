@@ -56,7 +56,7 @@ test-sqlite: $(VENV)/.installed
 		-m "not postgres"
 
 # Needs PostgreSQL (BENCH_PG) and, if wrk is missing, root for apt-get; takes about
-# ten minutes. Knobs are listed at the top of bench/run.sh.
+# thirty minutes (BENCH_PHASES=compare: about twelve). Knobs are listed at the top of bench/run.sh.
 bench: $(VENV)/.installed
 	bash bench/run.sh
 
