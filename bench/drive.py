@@ -47,7 +47,11 @@ WORKLOADS = {
 
 
 def http_json(base_url: str, token: str, method: str, path: str, body: bytes | None):
-    """One request with the stdlib client; returns (status, parsed body)."""
+    """One request with the stdlib client; returns (status, parsed body).
+
+    The body is parsed as JSON when the answer is a success with a JSON body, and
+    returned as text otherwise (errors, ``text/plain`` answers such as the fold).
+    """
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -57,7 +61,10 @@ def http_json(base_url: str, token: str, method: str, path: str, body: bytes | N
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
+            raw = response.read().decode("utf-8", "replace")
+            if response.headers.get_content_type() == "application/json":
+                return response.status, json.loads(raw)
+            return response.status, raw
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode("utf-8", "replace")
 

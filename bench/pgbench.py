@@ -5,7 +5,8 @@ Copies the registry tables into a scratch schema of the (migrated) bench databas
 UPDATE ... RETURNING + Source INSERT + attempt INSERT, one transaction, all
 clients on one scope - in three forms: three statements between BEGIN and END
 (capture_statements.sql), the one data-modifying CTE the service sends, between
-BEGIN and END (capture_cte.sql), and that CTE alone in autocommit
+BEGIN and END (derived from capture_cte_autocommit.sql and written next to the
+results, so the two forms cannot drift apart), and that CTE alone in autocommit
 (capture_cte_autocommit.sql). Writes tps and per-transaction latency percentiles
 (from pgbench's transaction log) for each to a JSON file; the "cte_autocommit"
 form, the one the service sends since 01751fc, is the figure the target compares
@@ -48,15 +49,27 @@ def percentile(sorted_values: list[int], fraction: float) -> int:
 
 PRIMARY = "cte_autocommit"  # what sources/journal.py sends: the CTE alone
 SCRIPTS = {
-    "statements": "capture_statements.sql",
-    "cte": "capture_cte.sql",
-    "cte_autocommit": "capture_cte_autocommit.sql",
+    "statements": HERE / "capture_statements.sql",
+    "cte": None,  # capture_cte_autocommit.sql between BEGIN and END, see in_transaction
+    "cte_autocommit": HERE / "capture_cte_autocommit.sql",
 }
+
+
+def in_transaction(script: Path, out: Path) -> Path:
+    """Write ``script`` with BEGIN before its statement and END after it to ``out``.
+
+    pgbench meta-commands (``\\set``) stay first; comments are dropped.
+    """
+    lines = [line for line in script.read_text().splitlines() if line.strip()]
+    meta = [line for line in lines if line.startswith("\\")]
+    statement = [line for line in lines if not line.startswith(("\\", "--"))]
+    out.write_text("\n".join([*meta, "BEGIN;", *statement, "END;"]) + "\n")
+    return out
 
 
 def pgbench(
     db_url: str,
-    script: str,
+    script: Path,
     clients: int,
     jobs: int,
     seconds: int,
@@ -72,7 +85,7 @@ def pgbench(
         f"--client={clients}",
         f"--jobs={jobs}",
         f"--time={seconds}",
-        f"--file={HERE / script}",
+        f"--file={script}",
         f"--define=k={first_id}",  # the per-client counter ids are built from
         *(["--log", f"--log-prefix={logs}/tx"] if logs else []),
         db_url,
@@ -84,7 +97,7 @@ def pgbench(
     return done
 
 
-def run(db_url: str, script: str, clients: int, jobs: int, duration: int) -> dict:
+def run(db_url: str, script: Path, clients: int, jobs: int, duration: int) -> dict:
     """Warm up, ANALYZE, then the measured run.
 
     The warm-up matters: prepared statements are planned once per connection,
@@ -132,7 +145,12 @@ def main() -> None:
     args = parser.parse_args()
 
     forms = {}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     for form, script in SCRIPTS.items():
+        if script is None:
+            script = in_transaction(
+                SCRIPTS["cte_autocommit"], args.out.parent / "pgbench_capture_cte.sql"
+            )
         psql(args.db_url, "-f", str(HERE / "schema.sql"))  # fresh, empty copies
         try:
             forms[form] = run(
@@ -149,7 +167,6 @@ def main() -> None:
     # The target compares ours with the form our capture sends today.
     best = max(forms, key=lambda form: forms[form]["tps"])
     summary = {**forms[PRIMARY], "form": PRIMARY, "best_form": best, "forms": forms}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
 
 

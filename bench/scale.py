@@ -27,8 +27,6 @@ import random
 import secrets
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -236,23 +234,12 @@ def prepare_envelopes(base_url: str, token: str, scope_id: str) -> None:
 def check_first(base_url: str, token: str, operation: Operation, line) -> None:
     """Send the file's first request once; stop if the answer is not the expected."""
     method, path, body = line
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    request = urllib.request.Request(
-        base_url + path,
-        data=None if body is None else json.dumps(body).encode(),
-        headers=headers,
-        method=method,
-    )
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(request, timeout=30) as response:
-            status, answer = response.status, response.read()
-    except urllib.error.HTTPError as error:
-        status, answer = error.code, error.read()
+    encoded = None if body is None else json.dumps(body).encode()
+    status, answer = http_json(base_url, token, method, path, encoded)
     if str(status) not in operation.expect.split(","):
-        sys.exit(f"scale.py: {operation.name}: {method} {path} -> {status} {answer!r}")
+        sys.exit(f"scale.py: {operation.name}: {method} {path} -> {status} {answer}")
     if operation.name == "evidence":
-        items = json.loads(answer)["items"]
+        items = answer["items"]
         unavailable = [item for item in items if item["status"] != "available"]
         if unavailable:
             sys.exit(f"scale.py: evidence refs did not resolve: {unavailable[:3]}")

@@ -1,4 +1,6 @@
--- The service's capture CTE (see capture_cte.sql) sent alone, in autocommit: one
+-- The data-modifying CTE the service sends on PostgreSQL (sources/journal.py),
+-- alone, in autocommit: identity lookup, then head UPDATE ... RETURNING feeding
+-- the Source INSERT feeding the attempt INSERT. One
 -- statement is one transaction, so the whole capture is one round trip and the
 -- journal head's row lock is released by the commit inside the server, without
 -- waiting for a client to send COMMIT.
