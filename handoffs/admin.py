@@ -15,6 +15,7 @@ from powercontext.api.admin_tools import (
     ExactSearchMixin,
     ReadOnlyAdminMixin,
 )
+from powercontext.jsonvalues import stored_json_loads
 
 from .models import (
     HandoffCitation,
@@ -99,7 +100,9 @@ class HandoffRevisionAdmin(HandoffAuditAdmin):
 
     @admin.display(description="content")
     def pretty_content(self, revision: HandoffRevision) -> str:
-        pretty = json.dumps(json.loads(revision.content), indent=2, ensure_ascii=False)
+        pretty = json.dumps(
+            stored_json_loads(revision.content), indent=2, ensure_ascii=False
+        )
         return format_html("<pre>{}</pre>", pretty)
 
 

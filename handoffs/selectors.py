@@ -7,12 +7,12 @@ lookup for all cited handoff revisions, whatever the number of citations.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from powercontext.jsonvalues import stored_json_loads
 from sources.selectors import scope_require
 
 from .content import (
@@ -60,7 +60,7 @@ def revision_get(*, scope_id: str, artifact_id: str, number: int) -> HandoffRevi
 
 def revision_content(revision: HandoffRevision) -> dict[str, Any]:
     """The stored content of ``revision`` as the wire value."""
-    return content_value(json.loads(revision.content))
+    return content_value(stored_json_loads(revision.content))
 
 
 @dataclass(frozen=True)

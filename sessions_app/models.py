@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import models
 
+from powercontext.jsonvalues import StoredJSONDecoder
 from sources.models import Scope
 
 from .meta import Owner
@@ -81,7 +82,7 @@ class SessionEnvelope(models.Model):
         db_index=False,
     )
     session_id = models.CharField(max_length=256)
-    meta = models.JSONField(default=dict)
+    meta = models.JSONField(default=dict, decoder=StoredJSONDecoder)
     version = models.PositiveBigIntegerField(
         help_text="1 at creation, +1 per accepted write; the strong ETag."
     )
@@ -123,7 +124,7 @@ class EnvelopeValue(AppendOnlyModel):
     digest = models.CharField(
         max_length=64, help_text="Hex SHA-256 of the value's RFC 8785 JSON."
     )
-    value = models.JSONField()
+    value = models.JSONField(decoder=StoredJSONDecoder)
 
     class Meta:
         constraints = [
@@ -153,10 +154,13 @@ class EnvelopeRevision(AppendOnlyModel):
     request_id = models.CharField(max_length=16)
     created_at = models.DateTimeField()
     value_digests = models.JSONField(
-        help_text="Keys stored by reference: {key: digest of an EnvelopeValue}."
+        decoder=StoredJSONDecoder,
+        help_text="Keys stored by reference: {key: digest of an EnvelopeValue}.",
     )
     inline_values = models.JSONField(
-        default=dict, help_text="Keys stored in the row: {key: small value}."
+        default=dict,
+        decoder=StoredJSONDecoder,
+        help_text="Keys stored in the row: {key: small value}.",
     )
 
     class Meta:

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
+from powercontext.db.json import JSONMember
+
 from sources.exceptions import ScopeNotFound
 from sources.models import Scope
 
@@ -103,7 +105,7 @@ def working_notes_get(*, scope_id: str, session_id: str) -> WorkingNotesState:
     """
     try:
         version, updated_at, stored = SessionEnvelope.objects.values_list(
-            "version", "updated_at", f"meta__{WORKING_NOTES_KEY}"
+            "version", "updated_at", JSONMember("meta", WORKING_NOTES_KEY)
         ).get(scope_id=scope_id, session_id=session_id)
     except SessionEnvelope.DoesNotExist:
         require_scope(scope_id=scope_id)

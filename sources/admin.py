@@ -16,6 +16,7 @@ from powercontext.api.admin_tools import (
     ExactSearchMixin,
     ReadOnlyAdminMixin,
 )
+from powercontext.jsonvalues import stored_json_loads
 
 from .models import (
     CaptureAttempt,
@@ -151,7 +152,7 @@ class CaptureAttemptAdmin(RegistryAuditAdmin):
 
 
 def _pretty(stored_content: str) -> str:
-    value = json.loads(stored_content)
+    value = stored_json_loads(stored_content)
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False)

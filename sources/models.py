@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from powercontext.jsonvalues import StoredJSONDecoder
+
 
 class Scope(models.Model):
     scope_id = models.CharField(primary_key=True, max_length=256)
@@ -164,7 +166,7 @@ class ContentSource(ImmutableModel):
     content = models.TextField(
         help_text="RFC 8785 canonical JSON of the content value."
     )
-    metadata = models.JSONField(default=dict)
+    metadata = models.JSONField(default=dict, decoder=StoredJSONDecoder)
     is_working_note = models.BooleanField(default=False)
     # NULL (not "") for plain Sources: the value document says null there.
     session_id = models.CharField(max_length=256, null=True, blank=True)  # noqa: DJ001

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +21,7 @@ from powercontext.api.validation import (
     StrictSerializer,
     format_datetime,
 )
+from powercontext.jsonvalues import stored_json_loads
 
 from .models import Scope, WorkingNoteKind
 from .selectors import SCOPE_QUERY_FIELDS, state_of
@@ -309,7 +309,7 @@ def source_record(row: Any) -> dict[str, Any]:
         "scope_id": fields["scope_id"],
         "source_type": fields["source_type"],
         "source_id": fields["source_id"],
-        "content": json.loads(fields["content"]),
+        "content": stored_json_loads(fields["content"]),
         "position": fields["position"],
         "content_digest": fields["content_digest"],
     }

@@ -3,7 +3,7 @@
 Rejected with 422 (never a 500): invalid UTF-8, malformed JSON, ``NaN``/``Infinity``,
 duplicate object keys, nesting deep enough to exhaust the decoder, numbers RFC 8785
 cannot canonicalise, strings holding NUL or unpaired surrogates, and any top-level
-value that is not an object.
+value that is not an object. ``-0.0`` is read as ``0.0`` (``powercontext.jsonvalues``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import json
 from typing import IO, Any
 
 from rest_framework.parsers import BaseParser
+
+from powercontext.jsonvalues import request_float
 
 from .exceptions import RequestValidationError
 from .validation import check_json_value
@@ -44,6 +46,7 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
         data = json.loads(
             text,
             parse_constant=_reject_constant,
+            parse_float=request_float,
             object_pairs_hook=_object_without_duplicates,
         )
     except _DuplicateKey:

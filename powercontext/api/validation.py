@@ -22,9 +22,10 @@ from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.settings import api_settings
 
+from powercontext.jsonvalues import MAX_SAFE_INTEGER
+
 from .exceptions import BadRequest, RequestValidationError
 
-MAX_SAFE_INTEGER = 2**53 - 1
 IDENTITY_MAX_LENGTH = 256
 
 # DRF's generic codes, renamed to the vocabulary the reference uses.

@@ -352,3 +352,36 @@ def test_stored_untrimmed_notes_are_read_trimmed(api: ApiClient, scope_id: str) 
 
     assert api.get(notes_path(scope_id)).json()["notes"] == "planted"
     assert api.get(fold_path(scope_id)).content.endswith(b"\n---\nplanted")
+
+
+# Notes whose text is itself valid JSON (issue 18, item 2): SQLite's JSON_EXTRACT
+# used to hand back the decoded member, which was then decoded a second time.
+JSON_LOOKING_NOTES = ["42", "[1,2]", "true", "false", "null", '{"a":1}', '"quoted"']
+
+
+@pytest.mark.parametrize("notes", JSON_LOOKING_NOTES)
+def test_notes_that_look_like_json_read_back_verbatim(
+    api: ApiClient, scope_id: str, notes: str
+) -> None:
+    assert api.put(notes_path(scope_id), {"notes": notes}).status_code == 201
+
+    read = api.get(notes_path(scope_id)).json()
+    fold = api.get(fold_path(scope_id))
+
+    assert (read["notes"], read["bytes"]) == (notes, len(notes))
+    assert fold.status_code == 200
+    assert fold.content.decode("utf-8").endswith("\n" + notes)
+
+
+@pytest.mark.parametrize("stored", [42, [1, 2], True, False, None, {"a": 1}])
+def test_a_stored_non_string_notes_value_still_reads_as_unset(
+    api: ApiClient, scope_id: str, stored: Any
+) -> None:
+    """Poison drops to unset on both databases: a JSON value that is not a string."""
+    api.put(session_path(scope_id), {"meta": {}})
+    SessionEnvelope.objects.filter(scope_id=scope_id).update(
+        meta={"workingNotes": stored}
+    )
+
+    assert api.get(notes_path(scope_id)).json()["notes"] is None
+    assert api.get(fold_path(scope_id)).status_code == 204
