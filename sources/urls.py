@@ -1,19 +1,41 @@
 """Registry routes under ``/v1/``.
 
-Trailing ``source_id`` segments use the ``path`` converter so ids containing ``/``
-(sent as ``%2F``, decoded by the server before routing) round-trip.
+A trailing ``source_id`` may hold any character an identity may: ``/`` (sent as
+``%2F``, decoded by the server before routing), ``%``, ``?``, ``#``, spaces,
+control characters and line feeds. It is captured by the ``identity`` converter
+(``[\\s\\S]+``: Django's ``path`` converter stops at a line feed), and it is always
+the **last** segment of its route: no route puts a fixed suffix after an id, so
+an id ending in ``/attempts`` or ``/window`` can never be read as another route
+(docs/decisions/0005-trailing-identity-routes.md).
 """
 
-from django.urls import path
+from django.urls import path, register_converter
 
 from . import views
 
-SOURCE = "scopes/<str:scope_id>/sources/<str:source_type>/<path:source_id>"
-AUDIT = "scopes/<str:scope_id>/source-audit/<str:source_type>/<path:source_id>"
+
+class IdentityConverter:
+    """Any non-empty text, line feeds included (the rest of the path)."""
+
+    regex = r"[\s\S]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(IdentityConverter, "identity")
+
+SCOPE = "scopes/<str:scope_id>"
+SOURCE = f"{SCOPE}/sources/<str:source_type>/<identity:source_id>"
+AUDIT = f"{SCOPE}/source-audit/<str:source_type>/<identity:source_id>"
+ATTEMPTS = f"{SCOPE}/source-attempts/<str:source_type>/<identity:source_id>"
 
 urlpatterns = [
     path("scopes", views.ScopeCollectionView.as_view(), name="scope-collection"),
-    path("scopes/<str:scope_id>", views.ScopeDetailView.as_view(), name="scope-detail"),
+    path(SCOPE, views.ScopeDetailView.as_view(), name="scope-detail"),
     path("sources/content", views.CaptureContentView.as_view(), name="capture-content"),
     path(
         "sources/working-notes",
@@ -21,24 +43,21 @@ urlpatterns = [
         name="capture-working-note",
     ),
     path(
-        "scopes/<str:scope_id>/sources",
+        f"{SCOPE}/sources",
         views.SourceCollectionView.as_view(),
         name="source-collection",
     ),
     path(
-        "scopes/<str:scope_id>/sources/window",
+        f"{SCOPE}/sources/window",
         views.SourceWindowView.as_view(),
         name="source-window",
     ),
     path(
-        "scopes/<str:scope_id>/source-audit",
+        f"{SCOPE}/source-audit",
         views.SourceAuditCollectionView.as_view(),
         name="source-audit-collection",
     ),
-    # The attempts route must precede the audit detail: ``path`` would swallow it.
-    path(
-        f"{AUDIT}/attempts", views.SourceAttemptsView.as_view(), name="source-attempts"
-    ),
     path(AUDIT, views.SourceAuditDetailView.as_view(), name="source-audit-detail"),
+    path(ATTEMPTS, views.SourceAttemptsView.as_view(), name="source-attempts"),
     path(SOURCE, views.SourceDetailView.as_view(), name="source-detail"),
 ]

@@ -79,7 +79,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 def test_the_longest_legal_url_reaches_the_application(server: tuple[str, str]) -> None:
     base, token = server
     long_id = quote("\U0001f600" * 256, safe="")  # 256 characters, 3072 bytes encoded
-    url = f"{base}/v1/scopes/{long_id}/source-audit/content/{long_id}/attempts"
+    url = f"{base}/v1/scopes/{long_id}/source-attempts/content/{long_id}"
 
     response = httpx.get(
         url,

@@ -198,9 +198,7 @@ def _round_trip_meta(api: ApiClient, scope_id: str, meta: dict[str, Any]) -> Non
 @pytest.mark.django_db
 @PROPERTY
 @given(
-    meta=st.dictionaries(
-        TEXT.map(lambda key: f"x-{key}"), ENVELOPE_SCALARS, max_size=8
-    )
+    meta=st.dictionaries(TEXT.map(lambda key: f"x-{key}"), ENVELOPE_SCALARS, max_size=8)
 )
 def test_envelope_meta_reads_back_and_rewrites_as_a_no_op(
     api: ApiClient, scope_id: str, meta: dict[str, Any]
@@ -217,16 +215,18 @@ def test_named_envelope_floats_round_trip(
 
 
 @pytest.mark.django_db
-def test_a_patch_keeps_a_large_float_of_the_host(
-    api: ApiClient, scope_id: str
-) -> None:
+def test_a_patch_keeps_a_large_float_of_the_host(api: ApiClient, scope_id: str) -> None:
     """The review's sequence: PUT 1e20, PUT again (no version), PATCH, GET."""
     path = f"/v1/scopes/{scope_id}/sessions/f1/envelope"
     body = {"meta": {"x-big": 1e20, "x-ok": 1.5}}
     assert api.put(path, body).status_code == 201
     assert api.put(path, body).json()["version"] == 1
     patched = api.patch(path, {"meta": {"turnStatus": "running"}})
-    assert patched.json()["meta"] == {"x-big": 1e20, "x-ok": 1.5, "turnStatus": "running"}
+    assert patched.json()["meta"] == {
+        "x-big": 1e20,
+        "x-ok": 1.5,
+        "turnStatus": "running",
+    }
     assert api.get(path).json()["meta"]["x-big"] == 1e20
 
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -139,7 +140,7 @@ def test_a_declared_length_over_the_limit_is_413_before_any_body_is_sent(
         ("/v1/scopes/%ED%A0%80", 404, "scope_not_found"),  # an encoded surrogate
         ("/v1/scopes/%00", 422, "invalid_request"),
         ("/v1/scopes/scp_x/sources/content/%FF%2F..%2F..", 404, "scope_not_found"),
-        ("/v1/scopes/scp_x/source-audit/content/%00/attempts", 422, "invalid_request"),
+        ("/v1/scopes/scp_x/source-attempts/content/%00", 422, "invalid_request"),
         ("/v1/scopes?limit=%FF", 422, "invalid_request"),
         ("/v1/scopes?%FF=1", 422, "invalid_request"),
         ("/v1/scopes?cursor=%00", 422, "invalid_request"),
@@ -175,3 +176,26 @@ def test_a_body_that_is_not_utf8_is_422(live: Service, body: bytes) -> None:
 
     assert status == 422
     assert error["error"]["details"]["errors"][0]["type"] == "json_invalid"
+
+
+@pytest.mark.parametrize("source_id", ["a\nb", "y/attempts", "100%", "a?b#c", "sp ace"])
+def test_an_accepted_identity_is_readable_through_gunicorn(
+    live: Service, source_id: str
+) -> None:
+    """The id reaches the view exactly as captured, line feeds included."""
+    status, scope = exchange(live, "POST", "/v1/scopes", scope_body(f"ids-{source_id}"))
+    capture = {"scope_id": scope["scope_id"], "source_id": source_id, "content": "x"}
+    captured, _ = exchange(
+        live, "POST", "/v1/sources/content", json.dumps(capture).encode()
+    )
+    encoded = quote(source_id, safe="")
+    base = f"/v1/scopes/{scope['scope_id']}"
+
+    record_status, record = exchange(live, "GET", f"{base}/sources/content/{encoded}")
+    audit_status, audit = exchange(
+        live, "GET", f"{base}/source-audit/content/{encoded}"
+    )
+
+    assert (status, captured) == (201, 202)
+    assert (record_status, record["source_id"]) == (200, source_id)
+    assert (audit_status, audit["source_id"]) == (200, source_id)

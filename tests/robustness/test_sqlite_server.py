@@ -116,7 +116,7 @@ def test_8_different_contents_for_one_identity_give_one_202_and_7_conflicts(
     with sqlite_service.client() as client:
         (stored,) = all_sources(client, scope_id)
         attempts = client.get(
-            f"/v1/scopes/{scope_id}/source-audit/content/contested/attempts"
+            f"/v1/scopes/{scope_id}/source-attempts/content/contested"
         ).json()["items"]
     assert stored["position"] == winner["position"] == 1
     assert Counter(attempt["outcome"] for attempt in attempts) == {

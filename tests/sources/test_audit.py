@@ -152,7 +152,7 @@ def test_attempts_show_every_outcome_oldest_first(
     put(api, scope_id, "c")
     put(api, scope_id, "c", content="other")
 
-    body = api.get(f"/v1/scopes/{scope_id}/source-audit/content/c/attempts").json()
+    body = api.get(f"/v1/scopes/{scope_id}/source-attempts/content/c").json()
 
     assert [(a["outcome"], a["reason"]) for a in body["items"]] == [
         ("accepted", None),
@@ -174,7 +174,7 @@ def test_audit_keeps_the_last_20_attempts_and_the_total(
     assert len(record["attempts"]) == 20
     assert [a["outcome"] for a in record["attempts"]] == ["replayed"] * 20
     all_attempts = api.get(
-        f"/v1/scopes/{scope_id}/source-audit/content/c/attempts", query={"limit": 100}
+        f"/v1/scopes/{scope_id}/source-attempts/content/c", query={"limit": 100}
     ).json()["items"]
     assert record["attempts"] == all_attempts[-20:]
 
@@ -184,7 +184,7 @@ def test_attempts_of_a_rejected_identity_that_never_became_a_source(
 ) -> None:
     put_note(api, scope_id, "late", expires_at="2000-01-01T00:00:00Z")
 
-    attempts = api.get(f"/v1/scopes/{scope_id}/source-audit/content/late/attempts")
+    attempts = api.get(f"/v1/scopes/{scope_id}/source-attempts/content/late")
     detail = api.get(f"/v1/scopes/{scope_id}/source-audit/content/late")
 
     assert [(a["outcome"], a["reason"]) for a in attempts.json()["items"]] == [
@@ -194,7 +194,7 @@ def test_attempts_of_a_rejected_identity_that_never_became_a_source(
 
 
 def test_attempts_of_an_unknown_identity_is_404(api: ApiClient, scope_id: str) -> None:
-    response = api.get(f"/v1/scopes/{scope_id}/source-audit/content/nothing/attempts")
+    response = api.get(f"/v1/scopes/{scope_id}/source-attempts/content/nothing")
 
     assert error_of(response)["code"] == "source_not_found"
 
@@ -204,10 +204,10 @@ def test_attempts_pages(api: ApiClient, scope_id: str) -> None:
         put(api, scope_id, "c")
 
     first = api.get(
-        f"/v1/scopes/{scope_id}/source-audit/content/c/attempts", query={"limit": 3}
+        f"/v1/scopes/{scope_id}/source-attempts/content/c", query={"limit": 3}
     ).json()
     second = api.get(
-        f"/v1/scopes/{scope_id}/source-audit/content/c/attempts",
+        f"/v1/scopes/{scope_id}/source-attempts/content/c",
         query={"limit": 3, "cursor": first["next_cursor"]},
     ).json()
 
@@ -239,7 +239,7 @@ def test_audit_query_errors(
     [
         "/v1/scopes/{scope}/source-audit",
         "/v1/scopes/{scope}/source-audit/content/plain",
-        "/v1/scopes/{scope}/source-audit/content/plain/attempts",
+        "/v1/scopes/{scope}/source-attempts/content/plain",
     ],
 )
 def test_audit_needs_a_grant_on_the_scope(

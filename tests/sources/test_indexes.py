@@ -79,7 +79,7 @@ def plan_of(sql: str) -> str:
         ("/v1/scopes/{scope}/source-audit", {"state": "expired"}),
         ("/v1/scopes/{scope}/source-audit", {"state": "active", "after_position": 3}),
         ("/v1/scopes/{scope}/source-audit/content/n1", {}),
-        ("/v1/scopes/{scope}/source-audit/content/n1/attempts", {}),
+        ("/v1/scopes/{scope}/source-attempts/content/n1", {}),
     ],
 )
 def test_reads_use_indexes_not_sequential_scans(
