@@ -16,7 +16,6 @@ from typing import Any
 from django.conf import settings
 
 from powercontext.db.json import JSONMember
-
 from sources.exceptions import ScopeNotFound
 from sources.models import Scope
 

@@ -110,29 +110,32 @@ class JournalOutcome:
     existing_digest: str | None
 
 
-def journal_capture(row: NewSource, *, durable: bool = True) -> JournalOutcome:
+def journal_capture(row: NewSource) -> JournalOutcome:
     """Return the existing Source of ``row``'s identity, or append ``row``.
 
-    The write is atomic and, with ``durable=True``, committed before this
-    returns; with ``durable=False`` it joins the caller's transaction (in a
-    savepoint). On PostgreSQL the capture is one statement, and a statement
-    outside a transaction is its own transaction: it is sent alone, so the
-    journal head's row lock is released by the server the moment the statement
-    commits, never held while the client sends ``COMMIT``. SQLite runs its
-    statements in an IMMEDIATE transaction.
+    The write is atomic. Called outside a transaction it is committed before
+    this returns: on PostgreSQL the capture is one statement, sent alone, and a
+    statement outside a transaction is its own transaction, so the journal head's
+    row lock is released by the server the moment the statement commits, never
+    held while the client sends ``COMMIT``; SQLite runs its statements in an
+    IMMEDIATE transaction. Called inside a caller's transaction (the envelope's
+    notes bridge) it joins it in a savepoint, and is kept when the caller commits.
 
     Raises ``ScopeNotFound`` when the identity does not exist and the scope has
     no journal head. Lets the ``IntegrityError`` of the identity constraint
     propagate when a concurrent capture inserted the identity first (nothing is
     written); the caller classifies that Source as a replay or a conflict.
     """
+    capture = (
+        _capture_postgres if connection.vendor == "postgresql" else _capture_portable
+    )
+    if connection.in_atomic_block:
+        with transaction.atomic():
+            return capture(row)
     if connection.vendor == "postgresql":
-        if durable and not connection.in_atomic_block:
-            return _capture_postgres(row)
-        with transaction.atomic(durable=durable):
-            return _capture_postgres(row)
-    with transaction.atomic(durable=durable):
-        return _capture_portable(row)
+        return capture(row)
+    with transaction.atomic(durable=True):
+        return capture(row)
 
 
 def _capture_postgres(row: NewSource) -> JournalOutcome:

@@ -18,7 +18,7 @@ from django.db import transaction
 from powercontext.api.exceptions import InvalidRequest
 from powercontext.api.principals import Principal
 from powercontext.api.validation import IDENTITY_MAX_LENGTH
-from sources.services import Receipt, working_note_capture
+from sources.services import AttemptLog, Receipt, attempt_log, working_note_capture
 
 from ..meta import WORKING_NOTES_KEY, Owner, sanitize_working_notes
 from ..models import WriteOperation
@@ -83,7 +83,9 @@ def working_notes_put(
         return result
 
     writer = Writer(Owner.WORKER, WriteOperation.NOTES_PUT, principal, request_id)
-    with transaction.atomic(durable=True):
+    # The log closes after the transaction: the attempts of a capture that rolls
+    # the notes back are still written (api.md 5.3).
+    with attempt_log() as log, transaction.atomic(durable=True):
         written = envelope_write(
             scope_id=scope_id,
             session_id=session_id,
@@ -92,7 +94,7 @@ def working_notes_put(
             writer=writer,
         )
         receipt = (
-            _capture(written, capture, scope_id, session_id, writer)
+            _capture(written, capture, scope_id, session_id, writer, log)
             if capture is not None
             else None
         )
@@ -141,6 +143,7 @@ def _capture(
     scope_id: str,
     session_id: str,
     writer: Writer,
+    log: AttemptLog,
 ) -> Receipt:
     """Capture the notes ``written`` left, inside the caller's transaction."""
     assert written.state is not None, "a notes PUT always leaves an envelope"
@@ -158,7 +161,7 @@ def _capture(
         expires_at=capture.expires_at,
         request_id=writer.request_id,
         now=written.at,
-        durable=False,
+        log=log,
     )
 
 

@@ -1,6 +1,6 @@
 """Writes to the registry. Every service owns its transaction."""
 
-from .attempts import attempt_record
+from .attempts import AttemptLog, attempt_log
 from .capture import (
     CreatedSource,
     Receipt,
@@ -11,10 +11,11 @@ from .capture import (
 from .scopes import ExternalReference, scope_create
 
 __all__ = [
+    "AttemptLog",
     "CreatedSource",
     "ExternalReference",
     "Receipt",
-    "attempt_record",
+    "attempt_log",
     "scope_create",
     "source_capture",
     "source_create",

@@ -1,8 +1,20 @@
-"""The capture-attempt log: append-only, and never the reason an answer changes."""
+"""The capture-attempt log: append-only, and never the reason an answer changes.
+
+An ``accepted`` attempt is written by the capture statement itself, in the
+Source's transaction. Every other outcome (replay, conflict, rejection) is
+collected in the request's ``AttemptLog`` and written when the log closes - after
+the transaction of the service that decided it, committed or rolled back, each row
+in a short transaction of its own (api.md 5.3). So a capture inside a larger
+transaction (the envelope's notes bridge) keeps the record of a conflict or a
+rejection that rolled that transaction back (docs/decisions/0006).
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import astuple, dataclass, fields
 from datetime import datetime
 
 from django.db import connection, transaction
@@ -11,82 +23,86 @@ from sources.models import CaptureAttempt, CaptureOutcome
 
 logger = logging.getLogger("powercontext.attempts")
 
-_COLUMNS = (
-    "scope_id, source_type, source_id, outcome, reason, value_digest, principal, "
-    "request_id, at"
-)
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """One row of ``CaptureAttempt``, field for field (the one spelling of it)."""
+
+    scope_id: str
+    source_type: str
+    source_id: str
+    outcome: str
+    reason: str | None
+    value_digest: str
+    principal: str
+    request_id: str
+    at: datetime
+
+
+ATTEMPT_COLUMNS = tuple(field.name for field in fields(AttemptRow))
+
 # Sent as one simple query (Django's psycopg cursors bind parameters client-side):
 # PostgreSQL runs both statements as one transaction, so SET LOCAL applies to it.
 _UNFLUSHED_INSERT = (
     "SET LOCAL synchronous_commit TO OFF; "
-    f"INSERT INTO {CaptureAttempt._meta.db_table} ({_COLUMNS}) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    f"INSERT INTO {CaptureAttempt._meta.db_table} ({', '.join(ATTEMPT_COLUMNS)}) "
+    f"VALUES ({', '.join(['%s'] * len(ATTEMPT_COLUMNS))})"
 )
 
 
-def attempt_record(
-    *,
-    scope_id: str,
-    source_type: str,
-    source_id: str,
-    outcome: CaptureOutcome,
-    reason: str | None,
-    value_digest: str,
-    principal: str,
-    request_id: str,
-    at: datetime,
-    durable: bool = True,
-) -> None:
+class AttemptLog:
+    """The attempts a request decided, written when ``attempt_log()`` closes."""
+
+    def __init__(self) -> None:
+        self._pending: list[AttemptRow] = []
+
+    def add(self, row: AttemptRow) -> None:
+        self._pending.append(row)
+
+    def write(self) -> None:
+        pending, self._pending = self._pending, []
+        for row in pending:
+            attempt_record(row)
+
+
+@contextmanager
+def attempt_log() -> Iterator[AttemptLog]:
+    """An ``AttemptLog`` written on exit, whether the block raised or not.
+
+    Enter it before the service's transaction so that it closes after it.
+    """
+    log = AttemptLog()
+    try:
+        yield log
+    finally:
+        log.write()
+
+
+def attempt_record(row: AttemptRow) -> None:
     """Append one attempt in a short transaction of its own.
 
-    Used for replays, conflicts and rejections once the outcome is decided
-    (accepted attempts are written with the Source, in its transaction). Any
-    failure is logged with the attempt's identity and swallowed: the caller's
-    answer is already decided and must not turn into an error. With
-    ``durable=False`` (inside a caller's transaction) the row is written in a
-    savepoint, so a failure rolls back only the log row. On PostgreSQL the
-    own-transaction commit does not wait for the WAL flush: a crash may lose the
-    last few attempt rows, never a Source (docs/decisions/0003-attempt-log.md).
+    Any failure is logged with the attempt's identity and swallowed: the caller's
+    answer is already decided and must not turn into an error. On PostgreSQL the
+    commit does not wait for the WAL flush: a crash may lose the last few attempt
+    rows, never a Source (docs/decisions/0003-attempt-log.md).
     """
-    values = [
-        scope_id,
-        source_type,
-        source_id,
-        outcome.value,
-        reason,
-        value_digest,
-        principal,
-        request_id,
-        at,
-    ]
     try:
-        if (
-            durable
-            and connection.vendor == "postgresql"
-            and not connection.in_atomic_block
-        ):
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
             # One round trip: the two statements run as one implicit transaction,
             # and the client does not wait for its WAL flush.
             with connection.cursor() as cursor:
-                cursor.execute(_UNFLUSHED_INSERT, values)
+                cursor.execute(_UNFLUSHED_INSERT, astuple(row))
             return
-        with transaction.atomic(durable=durable):
+        with transaction.atomic(durable=True):
             CaptureAttempt.objects.create(
-                scope_id=scope_id,
-                source_type=source_type,
-                source_id=source_id,
-                outcome=outcome,
-                reason=reason,
-                value_digest=value_digest,
-                principal=principal,
-                request_id=request_id,
-                at=at,
+                **{**row.__dict__, "outcome": CaptureOutcome(row.outcome)}
             )
     except Exception:
         logger.exception(
-            "could not record capture attempt %s %s/%s/%s",
-            outcome,
-            scope_id,
-            source_type,
-            source_id,
+            "could not record capture attempt %s %s/%s/%s request_id=%s",
+            row.outcome,
+            row.scope_id,
+            row.source_type,
+            row.source_id,
+            row.request_id,
         )

@@ -11,16 +11,17 @@ creation run through ``_capture``:
    constraint fails, the transaction rolls back (the position with it) and the
    winner is classified exactly as in step 1.
 
-Replays, conflicts and rejections are logged after the outcome is decided, in a
-transaction of their own (``attempts.attempt_record``); a logging failure never
-changes the answer. Called inside a caller's transaction (``durable=False``), the
-log row goes into a savepoint of that transaction instead, so it is kept exactly
-when the caller commits.
+Replays, conflicts and rejections go to the request's ``AttemptLog``, written
+after the service's transaction in short transactions of their own
+(``attempts.attempt_log``); a logging failure never changes the answer. The
+envelope's notes bridge captures inside its own transaction and passes its log,
+so the attempts of a capture it rolls back are still written.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
@@ -43,7 +44,7 @@ from sources.identifiers import new_source_id
 from sources.journal import NewSource, journal_capture
 from sources.models import CaptureOutcome, ContentSource
 
-from .attempts import attempt_record
+from .attempts import AttemptLog, AttemptRow, attempt_log
 
 CONTENT = "content"
 RESERVED_RECEIPT_SCHEMA = "powercontext.handoff-receipt.v1"
@@ -78,26 +79,26 @@ class _Attempt:
     """Everything an attempt-log row needs besides outcome and reason."""
 
     scope_id: str
-    source_type: str
     source_id: str
     digest: str
     principal: str
     request_id: str
     at: datetime
-    durable: bool
+    log: AttemptLog
 
     def record(self, outcome: CaptureOutcome, reason: str | None) -> None:
-        attempt_record(
-            durable=self.durable,
-            scope_id=self.scope_id,
-            source_type=self.source_type,
-            source_id=self.source_id,
-            outcome=outcome,
-            reason=reason,
-            value_digest=self.digest,
-            principal=self.principal,
-            request_id=self.request_id,
-            at=self.at,
+        self.log.add(
+            AttemptRow(
+                scope_id=self.scope_id,
+                source_type=CONTENT,
+                source_id=self.source_id,
+                outcome=outcome.value,
+                reason=reason,
+                value_digest=self.digest,
+                principal=self.principal,
+                request_id=self.request_id,
+                at=self.at,
+            )
         )
 
 
@@ -117,15 +118,17 @@ def source_capture(
     the identity); ``SourceConflict`` when the identity holds another value.
     """
     value = SourceValue(content=content, metadata=metadata or {})
-    return _capture(
-        principal=principal,
-        scope_id=scope_id,
-        source_id=source_id,
-        value=value,
-        request_id=request_id,
-        now=timezone.now(),
-        rule=_generic_capture_rule(content, metadata or {}),
-    )
+    with attempt_log() as log:
+        return _capture(
+            principal=principal,
+            scope_id=scope_id,
+            source_id=source_id,
+            value=value,
+            request_id=request_id,
+            now=timezone.now(),
+            log=log,
+            rule=_generic_capture_rule(content, metadata or {}),
+        )
 
 
 def working_note_capture(
@@ -139,7 +142,7 @@ def working_note_capture(
     expires_at: datetime | None,
     request_id: str,
     now: datetime | None = None,
-    durable: bool = True,
+    log: AttemptLog | None = None,
 ) -> Receipt:
     """Capture a Working Note (``POST /v1/sources/working-notes``).
 
@@ -148,8 +151,9 @@ def working_note_capture(
     identity only: an exact replay of an existing note returns its original
     receipt even after expiry, a different value is a ``SourceConflict``.
 
-    ``durable=False`` lets a caller run the capture inside its own transaction
-    (the envelope's notes bridge); the capture then uses a savepoint.
+    A caller that runs the capture inside its own transaction (the envelope's
+    notes bridge) passes its ``log``, written after that transaction; without
+    one the capture writes its own attempts before it returns.
     """
     now = now or timezone.now()
     metadata: dict[str, Any] = {
@@ -173,16 +177,17 @@ def working_note_capture(
         not_in_future = CaptureRejected(
             reason="not_in_future", field="expires_at", detail_reason="not_in_future"
         )
-    return _capture(
-        principal=principal,
-        scope_id=scope_id,
-        source_id=source_id,
-        value=value,
-        request_id=request_id,
-        now=now,
-        new_identity_rejection=not_in_future,
-        durable=durable,
-    )
+    with attempt_log() if log is None else nullcontext(log) as attempts:
+        return _capture(
+            principal=principal,
+            scope_id=scope_id,
+            source_id=source_id,
+            value=value,
+            request_id=request_id,
+            now=now,
+            log=attempts,
+            new_identity_rejection=not_in_future,
+        )
 
 
 def source_create(
@@ -193,15 +198,19 @@ def source_create(
     Not idempotent: every call creates a new Source. Raises ``ScopeNotFound``;
     ``CaptureRejected`` for a reserved handoff-receipt schema.
     """
-    receipt = _capture(
-        principal=principal,
-        scope_id=scope_id,
-        source_id=new_source_id(),
-        value=SourceValue(content=content, metadata={}),
-        request_id=request_id,
-        now=timezone.now(),
-        rule=_reserved_schema_rejection() if _is_reserved_receipt(content) else None,
-    )
+    with attempt_log() as log:
+        receipt = _capture(
+            principal=principal,
+            scope_id=scope_id,
+            source_id=new_source_id(),
+            value=SourceValue(content=content, metadata={}),
+            request_id=request_id,
+            now=timezone.now(),
+            log=log,
+            rule=_reserved_schema_rejection()
+            if _is_reserved_receipt(content)
+            else None,
+        )
     stored = canonical_content(content)
     return CreatedSource(
         scope_id=scope_id,
@@ -221,9 +230,9 @@ def _capture(
     value: SourceValue,
     request_id: str,
     now: datetime,
+    log: AttemptLog,
     rule: CaptureRejected | None = None,
     new_identity_rejection: CaptureRejected | None = None,
-    durable: bool = True,
 ) -> Receipt:
     """The shared capture path (see the module docstring).
 
@@ -232,7 +241,7 @@ def _capture(
     """
     digest = value_digest(value)
     attempt = _Attempt(
-        scope_id, CONTENT, source_id, digest, principal.name, request_id, now, durable
+        scope_id, source_id, digest, principal.name, request_id, now, log
     )
     if rule is not None:
         _reject(attempt, rule)
@@ -245,7 +254,7 @@ def _capture(
         return _classify(attempt, existing.position, existing.value_digest)
     row = _new_row(attempt, value, now)
     try:
-        outcome = journal_capture(row, durable=durable)
+        outcome = journal_capture(row)
     except IntegrityError as exc:
         if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
             raise

@@ -24,6 +24,14 @@ def notes_path(scope_id: str, session_id: str = "sess-7") -> str:
     return session_path(scope_id, session_id, "working-notes")
 
 
+def attempts_of(scope_id: str, source_id: str) -> list[tuple[str, str | None]]:
+    return list(
+        CaptureAttempt.objects.filter(scope_id=scope_id, source_id=source_id)
+        .order_by("id")
+        .values_list("outcome", "reason")
+    )
+
+
 def receipt(source_id: str, position: int) -> dict[str, Any]:
     return {
         "status": "accepted",
@@ -206,6 +214,10 @@ def test_a_conflicting_capture_is_409_and_the_notes_are_not_written(
     assert envelope_row(scope_id).meta == {"workingNotes": "before"}
     assert revision_versions(scope_id) == [1]
     assert ContentSource.objects.count() == 1
+    assert attempts_of(scope_id, "taken") == [
+        ("accepted", None),
+        ("conflict", "source_conflict"),
+    ]
 
 
 def test_an_expired_capture_is_422_not_in_future_and_creates_nothing(
@@ -224,6 +236,36 @@ def test_an_expired_capture_is_422_not_in_future_and_creates_nothing(
     }
     assert not SessionEnvelope.objects.exists()
     assert not ContentSource.objects.exists()
+    assert attempts_of(scope_id, "session-notes:sess-7:v1") == [
+        ("rejected", "not_in_future")
+    ]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_attempts_of_a_rolled_back_bridge_survive_the_rollback(
+    api: ApiClient, scope_id: str
+) -> None:
+    """With real transactions: the 409 rolls the notes back, not its attempt row."""
+    api.post(
+        "/v1/sources/content",
+        {"scope_id": scope_id, "source_id": "taken", "content": "other text"},
+    )
+
+    response = api.put(
+        notes_path(scope_id), {"notes": "n", "capture": {"source_id": "taken"}}
+    )
+    expired = api.put(
+        notes_path(scope_id),
+        {"notes": "m", "capture": {"expires_at": "2020-01-01T00:00:00Z"}},
+    )
+
+    assert (response.status_code, expired.status_code) == (409, 422)
+    assert not SessionEnvelope.objects.exists()
+    assert attempts_of(scope_id, "taken")[-1] == ("conflict", "source_conflict")
+    assert attempts_of(scope_id, "session-notes:sess-7:v1") == [
+        ("rejected", "not_in_future")
+    ]
 
 
 def test_notes_over_the_cap_are_not_captured(api: ApiClient, scope_id: str) -> None:
