@@ -10,6 +10,8 @@ the model and queryset layers.
 
 from django.db import migrations
 
+from powercontext.db.guards import on_postgresql
+
 FORWARD = [
     """
     CREATE OR REPLACE FUNCTION sessions_revision_guard() RETURNS trigger
@@ -61,17 +63,7 @@ BACKWARD = [
 ]
 
 
-def run(statements):
-    def apply(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        for statement in statements:
-            schema_editor.execute(statement, params=None)
-
-    return apply
-
-
 class Migration(migrations.Migration):
     dependencies = [("sessions_app", "0001_initial")]
 
-    operations = [migrations.RunPython(run(FORWARD), run(BACKWARD))]
+    operations = [on_postgresql(FORWARD, BACKWARD)]

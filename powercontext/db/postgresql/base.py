@@ -47,6 +47,27 @@ def _may_be_broken(connection: psycopg.Connection[Any]) -> bool:
 
 
 class DatabaseOperations(operations.DatabaseOperations):
+    def sql_flush(
+        self,
+        style: Any,
+        tables: Any,
+        *,
+        reset_sequences: bool = False,
+        allow_cascade: bool = False,
+    ) -> list[str]:
+        """Django's flush, run past the TRUNCATE guards of the append-only tables.
+
+        ``session_replication_role = replica`` skips ordinary triggers for the
+        flush's own transaction; only a superuser may set it, so emptying the
+        registry stays a deliberate act (``powercontext.db.guards``).
+        """
+        statements = super().sql_flush(
+            style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+        )
+        if not statements:
+            return statements
+        return ["SET LOCAL session_replication_role = replica", *statements]
+
     def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str:
         """The statement as sent, also for a prepared cursor's (for query logs).
 

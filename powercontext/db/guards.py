@@ -1,0 +1,90 @@
+"""PostgreSQL triggers that keep append-only tables append-only, generated here.
+
+The last layer of immutability under the models, querysets and the read-only
+admin: it holds for raw SQL, ``psql`` sessions and any code path that bypasses
+the models. Migrations build their statements with these functions, so every
+guard is the same SQL with a different name:
+
+- ``refusing_function`` - a trigger function that raises for any operation it
+  guards (``rows of <table> are immutable: <OP> refused``);
+- ``row_guard`` - ``BEFORE UPDATE OR DELETE ... FOR EACH ROW``;
+- ``truncate_guard`` - ``BEFORE TRUNCATE ... FOR EACH STATEMENT`` (row triggers
+  never see a TRUNCATE);
+- ``on_postgresql`` - a ``RunPython`` operation running statements only there.
+
+Django's ``flush`` (the test suite between transactional tests, or an operator
+emptying a database) truncates every table; the project's PostgreSQL backend runs
+it with ``session_replication_role = replica``, which skips ordinary triggers and
+which only a superuser may set. SQLite has no TRUNCATE and relies on the layers
+above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django.db import migrations
+
+
+def refusing_function(name: str, *, verb: str = "immutable") -> tuple[str, str]:
+    """``CREATE`` and ``DROP`` of a trigger function refusing what it guards."""
+    create = f"""
+    CREATE OR REPLACE FUNCTION {name}() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'rows of % are {verb}: % refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'P0001';
+    END
+    $$;
+    """
+    return create, f"DROP FUNCTION IF EXISTS {name}();"
+
+
+def row_guard(
+    table: str, function: str, *, operations: str = "UPDATE OR DELETE"
+) -> tuple[str, str]:
+    """A row trigger running ``function`` before ``operations`` on ``table``."""
+    create = f"""
+    CREATE TRIGGER {table}_immutable
+    BEFORE {operations} ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {function}();
+    """
+    return create, f"DROP TRIGGER IF EXISTS {table}_immutable ON {table};"
+
+
+def truncate_guard(table: str, function: str) -> tuple[str, str]:
+    """A statement trigger running ``function`` before a TRUNCATE of ``table``."""
+    create = f"""
+    CREATE TRIGGER {table}_no_truncate
+    BEFORE TRUNCATE ON {table}
+    FOR EACH STATEMENT EXECUTE FUNCTION {function}();
+    """
+    return create, f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table};"
+
+
+def guards(
+    function: tuple[str, str], triggers: Iterable[tuple[str, str]]
+) -> tuple[list[str], list[str]]:
+    """Forward statements (the function, then its triggers) and their reverse."""
+    made = list(triggers)
+    forward = [function[0], *(create for create, _ in made)]
+    backward = [*(drop for _, drop in reversed(made)), function[1]]
+    return forward, backward
+
+
+def on_postgresql(
+    forward: Sequence[str], backward: Sequence[str]
+) -> migrations.RunPython:
+    """A migration operation executing ``forward`` (``backward`` to reverse) on
+    PostgreSQL and doing nothing on other engines."""
+
+    def run(statements: Sequence[str]):  # type: ignore[no-untyped-def]
+        def apply(apps, schema_editor):  # type: ignore[no-untyped-def]
+            if schema_editor.connection.vendor != "postgresql":
+                return
+            for statement in statements:
+                schema_editor.execute(statement, params=None)
+
+        return apply
+
+    return migrations.RunPython(run(forward), run(backward))

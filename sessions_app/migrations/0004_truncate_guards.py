@@ -1,0 +1,32 @@
+"""PostgreSQL statement triggers refusing TRUNCATE of the append-only tables.
+
+Row triggers never fire on TRUNCATE, so ``truncate sessions_app_enveloperevision`` used to empty the
+table past every other guard. Django's ``flush`` still works: the project's backend
+runs it with ``session_replication_role = replica`` (superuser only).
+"""
+
+from django.db import migrations
+
+from powercontext.db.guards import (
+    guards,
+    on_postgresql,
+    refusing_function,
+    truncate_guard,
+)
+
+TABLES = (
+    "sessions_app_enveloperevision",
+    "sessions_app_envelopevalue",
+)
+FUNCTION = "sessions_app_refuse_truncate"
+
+FORWARD, BACKWARD = guards(
+    refusing_function(FUNCTION, verb="append-only"),
+    (truncate_guard(table, FUNCTION) for table in TABLES),
+)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("sessions_app", "0003_stored_json_decoder")]
+
+    operations = [on_postgresql(FORWARD, BACKWARD)]
