@@ -163,12 +163,12 @@ class WorkingNotesView(APIView):
 
     @extend_schema(
         operation_id="put_working_notes",
-        parameters=SESSION_PATH,
+        parameters=[*SESSION_PATH, IF_MATCH],
         request=WorkingNotesPutInput,
         responses={
             200: WorkingNotesWriteSerializer,
             201: WorkingNotesWriteSerializer,
-            **error_responses(404, 409),
+            **error_responses(404, 409, 412),
         },
         tags=TAGS,
     )
@@ -181,6 +181,7 @@ class WorkingNotesView(APIView):
             session_id=session_id,
             notes=data["notes"],
             capture=notes_capture(data["capture"]),
+            if_match=IfMatch.from_header(request.headers.get("If-Match")),
             principal=principal_of(request),
             request_id=request_id_of(request),
         )
@@ -190,8 +191,8 @@ class WorkingNotesView(APIView):
 
     @extend_schema(
         operation_id="delete_working_notes",
-        parameters=SESSION_PATH,
-        responses={200: WorkingNotesSerializer, **error_responses(404)},
+        parameters=[*SESSION_PATH, IF_MATCH],
+        responses={200: WorkingNotesSerializer, **error_responses(404, 412)},
         tags=TAGS,
     )
     def delete(self, request: Request, scope_id: str, session_id: str) -> Response:
@@ -199,6 +200,7 @@ class WorkingNotesView(APIView):
         written = services.working_notes_clear(
             scope_id=scope_id,
             session_id=session_id,
+            if_match=IfMatch.from_header(request.headers.get("If-Match")),
             principal=principal_of(request),
             request_id=request_id_of(request),
         )

@@ -22,6 +22,7 @@ from sources.services import AttemptLog, Receipt, attempt_log, working_note_capt
 
 from ..meta import WORKING_NOTES_KEY, Owner, sanitize_working_notes
 from ..models import WriteOperation
+from ..preconditions import IfMatch
 from ..selectors import WorkingNotesState
 from .writes import EnvelopeWrite, Meta, Writer, envelope_write, set_key
 
@@ -53,6 +54,7 @@ def working_notes_put(
     session_id: str,
     notes: str,
     capture: NotesCapture | None,
+    if_match: IfMatch | None,
     principal: Principal,
     request_id: str,
 ) -> WorkingNotesWrite:
@@ -63,7 +65,8 @@ def working_notes_put(
     uses ``capture.source_id`` or ``default_capture_source_id`` of the version
     that wrote these notes, so replaying the same PUT replays the capture.
 
-    Raises ``ScopeNotFound``; ``WorkingNotesTooLarge`` (details
+    Raises ``ScopeNotFound``; ``PreconditionFailed`` when ``if_match`` does not
+    admit the envelope (as for envelope writes); ``WorkingNotesTooLarge`` (details
     ``bytes``/``max_bytes``); ``MetaTooLarge``; ``InvalidRequest`` for a capture
     of empty notes; and the capture's own errors (``SourceConflict``,
     ``CaptureRejected``), after which nothing is stored. One durable transaction
@@ -89,7 +92,7 @@ def working_notes_put(
         written = envelope_write(
             scope_id=scope_id,
             session_id=session_id,
-            if_match=None,
+            if_match=if_match,
             change=put_notes,
             writer=writer,
         )
@@ -102,12 +105,18 @@ def working_notes_put(
 
 
 def working_notes_clear(
-    *, scope_id: str, session_id: str, principal: Principal, request_id: str
+    *,
+    scope_id: str,
+    session_id: str,
+    if_match: IfMatch | None,
+    principal: Principal,
+    request_id: str,
 ) -> WorkingNotesWrite:
     """Clear the session's notes. Without an envelope nothing is created.
 
-    Raises ``ScopeNotFound``. One durable transaction holding the envelope row
-    lock.
+    Raises ``ScopeNotFound``; ``PreconditionFailed`` when ``if_match`` does not
+    admit the envelope (any ``If-Match`` on a missing envelope). One durable
+    transaction holding the envelope row lock.
     """
 
     def clear_notes(current: Meta) -> Meta:
@@ -117,7 +126,7 @@ def working_notes_clear(
         written = envelope_write(
             scope_id=scope_id,
             session_id=session_id,
-            if_match=None,
+            if_match=if_match,
             change=clear_notes,
             writer=Writer(
                 Owner.WORKER, WriteOperation.NOTES_CLEAR, principal, request_id

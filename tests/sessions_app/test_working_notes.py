@@ -9,6 +9,7 @@ import pytest
 import time_machine
 
 from sessions_app.models import SessionEnvelope
+from sources.models import ContentSource
 from tests.conftest import ApiClient, error_of
 from tests.sessions_app.conftest import envelope_row, revision_versions, session_path
 
@@ -385,3 +386,74 @@ def test_a_stored_non_string_notes_value_still_reads_as_unset(
 
     assert api.get(notes_path(scope_id)).json()["notes"] is None
     assert api.get(fold_path(scope_id)).status_code == 204
+
+
+# If-Match on the notes routes (issue 18 item 6): evaluated as on envelope writes.
+
+
+def _at_version_two(api: ApiClient, scope_id: str) -> None:
+    api.put(notes_path(scope_id), {"notes": "one"})
+    api.put(notes_path(scope_id), {"notes": "two"})
+
+
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [
+        ("PUT", {"notes": "stale write"}),
+        ("PUT", {"notes": "stale write", "capture": {}}),
+        ("DELETE", None),
+    ],
+)
+@pytest.mark.parametrize("if_match", ['"1"', 'W/"2"', '"3"', "garbage"])
+def test_a_stale_if_match_is_412_and_writes_nothing(
+    api: ApiClient, scope_id: str, method: str, body: Any, if_match: str
+) -> None:
+    _at_version_two(api, scope_id)
+
+    response = api.request(
+        method, notes_path(scope_id), body, headers={"If-Match": if_match}
+    )
+
+    assert response.status_code == 412
+    assert error_of(response)["code"] == "precondition_failed"
+    assert envelope_row(scope_id).meta == {"workingNotes": "two"}
+    assert revision_versions(scope_id) == [1, 2]
+    assert not ContentSource.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("method", "body", "notes"),
+    [("PUT", {"notes": "three"}, "three"), ("DELETE", None, None)],
+)
+@pytest.mark.parametrize("if_match", ['"2"', "*", '"1", "2"'])
+def test_a_matching_if_match_writes(
+    api: ApiClient,
+    scope_id: str,
+    method: str,
+    body: Any,
+    notes: str | None,
+    if_match: str,
+) -> None:
+    _at_version_two(api, scope_id)
+
+    response = api.request(
+        method, notes_path(scope_id), body, headers={"If-Match": if_match}
+    )
+
+    assert response.status_code == 200
+    assert (response.json()["notes"], response.json()["version"]) == (notes, 3)
+
+
+@pytest.mark.parametrize(
+    ("method", "body"), [("PUT", {"notes": "n"}), ("DELETE", None)]
+)
+@pytest.mark.parametrize("if_match", ['"1"', "*"])
+def test_any_if_match_on_a_missing_envelope_is_412(
+    api: ApiClient, scope_id: str, method: str, body: Any, if_match: str
+) -> None:
+    response = api.request(
+        method, notes_path(scope_id), body, headers={"If-Match": if_match}
+    )
+
+    assert response.status_code == 412
+    assert not SessionEnvelope.objects.exists()
