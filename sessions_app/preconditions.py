@@ -12,7 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ENTITY_TAG = re.compile(r'\s*(W/)?"([\x21\x23-\x7e\x80-\U0010ffff]*)"\s*(?:,|$)')
+# Optional whitespace in HTTP is space and tab only (RFC 9110 5.6.3); ``\s`` in a
+# ``str`` pattern, like ``str.strip()``, would also take NBSP or NEL.
+_OWS = " \t"
+_ENTITY_TAG = re.compile(
+    r'[ \t]*(W/)?"([\x21\x23-\x7e\x80-\U0010ffff]*)"[ \t]*(?:,|\Z)'
+)
 
 
 def etag_for(version: int) -> str:
@@ -50,7 +55,7 @@ class IfMatch:
         """None when the request sent no ``If-Match``."""
         if header is None:
             return None
-        if header.strip() == "*":
+        if header.strip(_OWS) == "*":
             return cls(any_version=True, tags=())
         return cls(any_version=False, tags=parse_entity_tags(header) or ())
 
@@ -68,7 +73,7 @@ def if_none_match_hits(header: str | None, version: int) -> bool:
     """Whether ``If-None-Match`` names the current version (weak comparison)."""
     if header is None:
         return False
-    if header.strip() == "*":
+    if header.strip(_OWS) == "*":
         return True
     current = str(version)
     return any(tag.opaque == current for tag in parse_entity_tags(header) or ())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -110,6 +111,18 @@ class SourceIdentity:
 
     position: int
     value_digest: str
+
+
+def scope_ids_unknown(*, scope_ids: Iterable[str]) -> list[str]:
+    """The ids among ``scope_ids`` that name no scope, in the order given.
+
+    The ids must be storable text (the caller checks); one query.
+    """
+    wanted = list(dict.fromkeys(scope_ids))
+    known = set(
+        Scope.objects.filter(scope_id__in=wanted).values_list("scope_id", flat=True)
+    )
+    return [scope_id for scope_id in wanted if scope_id not in known]
 
 
 def scope_require(*, scope_id: str) -> None:

@@ -12,11 +12,20 @@ from django.contrib import admin, messages
 from django.core.management.base import CommandError
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 
 from .admin_tools import ExactSearchMixin
-from .management.commands.createtoken import parse_grant
+from .exceptions import InvalidRequest
+from .management.commands.createtoken import grants_check, parse_grant
 from .models import ApiToken, Role, TokenGrant
-from .tokens import token_create, token_revoke
+from .tokens import token_create, token_request_check, token_revoke
+
+# token_request_check's ``details.field`` -> the form field to show it on.
+_FORM_FIELD = {
+    "principal": "principal",
+    "grants": "grants_text",
+    "expires_at": "expires_at",
+}
 
 
 class TokenMintForm(forms.ModelForm):
@@ -42,6 +51,27 @@ class TokenMintForm(forms.ModelForm):
         if not grants:
             raise forms.ValidationError("Give at least one SCOPE:ROLE grant.")
         return grants
+
+    def clean(self) -> dict[str, Any]:
+        """The rules ``createtoken`` applies, so the add view never writes bad rows."""
+        cleaned = super().clean() or {}
+        if self.errors:
+            return cleaned
+        grants = cleaned["grants_text"]
+        try:
+            token_request_check(
+                principal=cleaned["principal"],
+                grants=grants,
+                expires_at=cleaned.get("expires_at"),
+                now=timezone.now(),
+            )
+            grants_check(grants)
+        except InvalidRequest as exc:
+            field = str((exc.details or {}).get("field"))
+            self.add_error(_FORM_FIELD.get(field), exc.message)
+        except CommandError as exc:
+            self.add_error("grants_text", str(exc))
+        return cleaned
 
 
 class TokenGrantInline(admin.TabularInline):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -15,10 +16,12 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
 from .errors import as_domain_error, error_response
-from .exceptions import RequestTooLarge
+from .exceptions import BadRequest, RequestTooLarge
 from .logging import current_request_id
 
 REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
+# RFC 9110 8.6: Content-Length = 1*DIGIT, and DIGIT is ASCII 0-9 only.
+_CONTENT_LENGTH = re.compile(r"[0-9]+")
 logger = logging.getLogger("powercontext.request")
 
 
@@ -61,9 +64,11 @@ class RequestIdMiddleware:
 class BodySizeLimitMiddleware:
     """Answers 413 before reading a body larger than ``POWERCONTEXT_MAX_BODY_BYTES``.
 
-    A declared ``Content-Length`` is checked without reading. A chunked body (no
-    length, the server marks the input terminated) is read up to the limit plus
-    one byte, so an oversized upload never sits in memory whole.
+    A declared ``Content-Length`` is checked without reading; one that is not ASCII
+    digits is a 400 (RFC 9112 6.3) - Django's ``int()`` would read other Unicode
+    digits. A chunked body (no length, the server marks the input terminated) is
+    read up to the limit plus one byte, so an oversized upload never sits in
+    memory whole.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -73,7 +78,11 @@ class BodySizeLimitMiddleware:
         limit = settings.POWERCONTEXT_MAX_BODY_BYTES
         declared = request.META.get("CONTENT_LENGTH")
         if declared:
-            if declared.isdigit() and int(declared) > limit:
+            if not _CONTENT_LENGTH.fullmatch(declared):
+                return error_response(
+                    BadRequest("Content-Length must be ASCII decimal digits.")
+                )
+            if int(declared) > limit:
                 return error_response(RequestTooLarge(_too_large_message(limit)))
         elif request.META.get("wsgi.input_terminated") and request.method not in (
             "GET",

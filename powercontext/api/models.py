@@ -18,14 +18,22 @@ class Role(models.TextChoices):
 
 ROLE_RANK = {Role.VIEWER: 1, Role.CONTRIBUTOR: 2, Role.ADMIN: 3}
 ALL_SCOPES = "*"
+# Column widths, which ``tokens.token_request_check`` enforces before any write.
+PREFIX_MAX_LENGTH = 16
+PRINCIPAL_MAX_LENGTH = 150
+GRANT_SCOPE_MAX_LENGTH = 256
 
 
 class ApiToken(models.Model):
     prefix = models.CharField(
-        max_length=16, unique=True, help_text="Visible start of the token."
+        max_length=PREFIX_MAX_LENGTH,
+        unique=True,
+        help_text="Visible start of the token.",
     )
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
-    principal = models.CharField(max_length=150, help_text="Who acts with this token.")
+    principal = models.CharField(
+        max_length=PRINCIPAL_MAX_LENGTH, help_text="Who acts with this token."
+    )
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked = models.BooleanField(default=False)
@@ -43,7 +51,8 @@ class ApiToken(models.Model):
 class TokenGrant(models.Model):
     token = models.ForeignKey(ApiToken, on_delete=models.CASCADE, related_name="grants")
     scope_id = models.CharField(
-        max_length=256, help_text='A scope id, or "*" for every scope.'
+        max_length=GRANT_SCOPE_MAX_LENGTH,
+        help_text='A scope id, or "*" for every scope.',
     )
     role = models.CharField(max_length=16, choices=Role.choices)
 

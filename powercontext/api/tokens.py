@@ -14,9 +14,18 @@ from django.utils import timezone
 
 from powercontext.db.cursors import prepared_cursor
 
-from .exceptions import NotFound
-from .models import ApiToken, Role, TokenGrant
+from .db import violates_constraint
+from .exceptions import InvalidRequest, NotFound
+from .models import (
+    GRANT_SCOPE_MAX_LENGTH,
+    PREFIX_MAX_LENGTH,
+    PRINCIPAL_MAX_LENGTH,
+    ApiToken,
+    Role,
+    TokenGrant,
+)
 from .principals import Grant, Principal
+from .validation import text_problem
 
 TOKEN_PREFIX = "pct_"  # noqa: S105 - the public marker of our tokens
 VISIBLE_PREFIX_LENGTH = 12
@@ -30,6 +39,66 @@ def token_hash(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+def _text_problem(value: str, *, max_length: int) -> str | None:
+    """Why ``value`` cannot be a principal or grant scope as given, or None."""
+    problem = text_problem(value)
+    if problem:
+        return problem
+    if not value.strip():
+        return "must not be blank"
+    if len(value) > max_length:
+        return f"must have at most {max_length} characters, not {len(value)}"
+    return None
+
+
+def _shown(value: str) -> str:
+    """``value`` quoted for a message, cut short when long."""
+    return repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
+
+
+def token_request_check(
+    *,
+    principal: str,
+    grants: Iterable[tuple[str, Role]],
+    expires_at: datetime | None,
+    now: datetime,
+) -> None:
+    """Refuse a token the database cannot store as given, or that is born useless.
+
+    Raises ``InvalidRequest`` (``details.field`` is ``principal``, ``grants`` or
+    ``expires_at``) for: a principal or grant scope that is blank, too long for
+    its column, or not storable text; one scope granted two different roles; an
+    expiry that is not after ``now``. Reads nothing, writes nothing.
+    """
+    problem = _text_problem(principal, max_length=PRINCIPAL_MAX_LENGTH)
+    if problem:
+        raise InvalidRequest.for_field(
+            "principal", "invalid", f"The principal name {problem}."
+        )
+    roles: dict[str, set[Role]] = {}
+    for scope_id, role in grants:
+        problem = _text_problem(scope_id, max_length=GRANT_SCOPE_MAX_LENGTH)
+        if problem:
+            raise InvalidRequest.for_field(
+                "grants", "invalid", f"The grant scope {_shown(scope_id)} {problem}."
+            )
+        roles.setdefault(scope_id, set()).add(role)
+    for scope_id, granted in roles.items():
+        if len(granted) > 1:
+            raise InvalidRequest.for_field(
+                "grants",
+                "duplicate_scope",
+                f"The scope {scope_id!r} is granted more than one role "
+                f"({', '.join(sorted(granted))}); give it one.",
+            )
+    if expires_at is not None and expires_at <= now:
+        raise InvalidRequest.for_field(
+            "expires_at",
+            "not_in_future",
+            f"The expiry {expires_at.isoformat()} is not in the future.",
+        )
+
+
 def token_create(
     *,
     principal: str,
@@ -38,10 +107,15 @@ def token_create(
 ) -> tuple[ApiToken, str]:
     """Mint a token for ``principal`` with ``grants``; returns the row and the secret.
 
-    The secret is returned once and never stored. Runs in its own transaction,
-    or joins the caller's (the admin wraps its add view in one).
+    The secret is returned once and never stored. Raises ``InvalidRequest``, with
+    nothing written, for what ``token_request_check`` refuses. Runs in its own
+    transaction, or joins the caller's (the admin wraps its add view in one).
     """
     grant_list = list(dict.fromkeys(grants))
+    now = timezone.now()
+    token_request_check(
+        principal=principal, grants=grant_list, expires_at=expires_at, now=now
+    )
     for _ in range(5):
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
@@ -50,7 +124,7 @@ def token_create(
                     prefix=raw[:VISIBLE_PREFIX_LENGTH],
                     token_hash=token_hash(raw),
                     principal=principal,
-                    created_at=timezone.now(),
+                    created_at=now,
                     expires_at=expires_at,
                 )
                 TokenGrant.objects.bulk_create(
@@ -58,16 +132,22 @@ def token_create(
                     for scope_id, role in grant_list
                 )
             return token, raw
-        except IntegrityError:  # a visible-prefix collision: mint another
-            continue
+        except IntegrityError as exc:
+            if violates_constraint(exc, TokenGrant, "api_grant_token_scope_uniq"):
+                raise  # token_request_check lets no duplicate scope through
+            continue  # a visible-prefix (or hash) collision: mint another
     raise RuntimeError("could not mint a token with a unique prefix")
 
 
 def token_revoke(*, prefix: str) -> ApiToken:
     """Revoke the token whose visible prefix is ``prefix``; raises ``NotFound``.
 
-    Idempotent: revoking a revoked token keeps its first revocation time.
+    Idempotent: revoking a revoked token keeps its first revocation time. A prefix
+    that no token can have (unstorable text, longer than the column) is
+    ``NotFound`` without a query, so it never reaches the database driver.
     """
+    if text_problem(prefix) or len(prefix) > PREFIX_MAX_LENGTH:
+        raise NotFound(f"No token has the prefix {prefix!r}.")
     with transaction.atomic():
         token = ApiToken.objects.select_for_update().filter(prefix=prefix).first()
         if token is None:

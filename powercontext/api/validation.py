@@ -27,6 +27,10 @@ from powercontext.jsonvalues import MAX_SAFE_INTEGER
 from .exceptions import BadRequest, RequestValidationError
 
 IDENTITY_MAX_LENGTH = 256
+# Only ASCII digits are digits on the wire: ``\d`` in a ``str`` pattern, like
+# ``str.isdigit()`` and ``int()``, also takes any Unicode digit (Arabic-Indic,
+# fullwidth, ...).
+DECIMAL_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 
 # DRF's generic codes, renamed to the vocabulary the reference uses.
 _DRF_CODE_TO_TYPE = {
@@ -240,8 +244,14 @@ class StrictBooleanField(serializers.BooleanField):
 
 
 _RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:[Zz]|[+-]\d{2}:\d{2})$"
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}"
+    r"(?:\.[0-9]{1,6})?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
 )
+
+
+def parse_decimal_integer(text: str) -> int | None:
+    """``text`` as an integer if it is 1..18 ASCII digits with an optional sign."""
+    return int(text) if DECIMAL_INTEGER.fullmatch(text) else None
 
 
 def format_datetime(value: datetime) -> str:
@@ -338,14 +348,15 @@ class StrictListField(serializers.ListField):
 
 @extend_schema_field(OpenApiTypes.INT)
 class QueryIntegerField(serializers.Field):
-    """An integer query parameter written in decimal digits."""
+    """An integer query parameter written in ASCII decimal digits."""
 
     default_error_messages = {"int_parsing": "Input should be a valid integer."}
 
     def to_internal_value(self, data: Any) -> int:
-        if not isinstance(data, str) or not re.fullmatch(r"[+-]?\d{1,18}", data):
+        value = parse_decimal_integer(data) if isinstance(data, str) else None
+        if value is None:
             self.fail("int_parsing")
-        return int(data)
+        return value
 
 
 @extend_schema_field(OpenApiTypes.BOOL)

@@ -208,7 +208,7 @@ def test_403_comes_after_body_validation(client_for: Callable[..., ApiClient]) -
     assert response.status_code == 422
 
 
-def test_createtoken_prints_the_token_alone_on_the_last_line() -> None:
+def test_createtoken_prints_the_token_alone_on_the_last_line(scope_id: str) -> None:
     out, err = io.StringIO(), io.StringIO()
 
     call_command(
@@ -218,7 +218,7 @@ def test_createtoken_prints_the_token_alone_on_the_last_line() -> None:
         "--grant",
         "*:viewer",
         "--grant",
-        "scp_a:admin",
+        f"{scope_id}:admin",
         stdout=out,
         stderr=err,
     )
@@ -228,7 +228,7 @@ def test_createtoken_prints_the_token_alone_on_the_last_line() -> None:
     assert token.token_hash == token_hash(last_line)
     assert sorted(token.grants.values_list("scope_id", "role")) == [
         ("*", "viewer"),
-        ("scp_a", "admin"),
+        (scope_id, "admin"),
     ]
     assert ApiClient(last_line).get("/v1/scopes").status_code == 200
 

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
 import pytest
 
-from powercontext.api.models import ApiToken
+from powercontext.api.models import ApiToken, TokenGrant
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
 
 
-def test_minting_shows_the_token_once_and_it_works(admin_client: Any) -> None:
+def test_minting_shows_the_token_once_and_it_works(
+    admin_client: Any, scope_id: str
+) -> None:
     response = admin_client.post(
         "/admin/api/apitoken/add/",
         {
             "principal": "ops-bot",
-            "grants_text": "*:viewer\nscp_a:admin",
+            "grants_text": f"*:viewer\n{scope_id}:admin",
             "expires_at": "",
         },
         follow=True,
@@ -29,21 +32,52 @@ def test_minting_shows_the_token_once_and_it_works(admin_client: Any) -> None:
     token = ApiToken.objects.get(principal="ops-bot")
     assert sorted(token.grants.values_list("scope_id", "role")) == [
         ("*", "viewer"),
-        ("scp_a", "admin"),
+        (scope_id, "admin"),
     ]
     assert ApiClient(raw).get("/v1/scopes").status_code == 200
     again = admin_client.get(f"/admin/api/apitoken/{token.pk}/change/").content.decode()
     assert raw not in again
 
 
-@pytest.mark.parametrize("grants", ["", "*:owner", "nocolon"])
-def test_minting_rejects_bad_grants(admin_client: Any, grants: str) -> None:
+@pytest.mark.parametrize(
+    ("grants", "message"),
+    [
+        ("", "This field is required."),
+        ("*:owner", "Bad --grant"),
+        ("nocolon", "Bad --grant"),
+        ("s" * 257 + ":viewer", "at most 256 characters"),
+        ("scp_missing:viewer", "No scope"),
+        ("*:viewer\n*:admin", "more than one role"),
+    ],
+)
+def test_minting_rejects_bad_grants(
+    admin_client: Any, grants: str, message: str
+) -> None:
     response = admin_client.post(
         "/admin/api/apitoken/add/", {"principal": "x", "grants_text": grants}
     )
 
     assert response.status_code == 200  # the form again, with the error
+    assert message in html.unescape(response.content.decode())
     assert not ApiToken.objects.exists()
+    assert not TokenGrant.objects.exists()
+
+
+def test_minting_rejects_an_expiry_in_the_past(admin_client: Any) -> None:
+    response = admin_client.post(
+        "/admin/api/apitoken/add/",
+        {
+            "principal": "x",
+            "grants_text": "*:viewer",
+            "expires_at_0": "2001-01-01",
+            "expires_at_1": "00:00:00",
+        },
+    )
+
+    assert response.status_code == 200  # the form again, with the error
+    assert "is not in the future" in html.unescape(response.content.decode())
+    assert not ApiToken.objects.exists()
+    assert not TokenGrant.objects.exists()
 
 
 def test_revoke_action(admin_client: Any, make_token: Any) -> None:

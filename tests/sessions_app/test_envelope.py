@@ -296,7 +296,24 @@ def test_if_match_that_names_the_current_version_writes(
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH"])
 @pytest.mark.parametrize(
-    "if_match", ['"1"', 'W/"2"', "2", '"02"', '"2" "3"', "", '"2",,', "**"]
+    "if_match",
+    [
+        '"1"',
+        'W/"2"',
+        "2",
+        '"02"',
+        '"2" "3"',
+        "",
+        '"2",,',
+        "**",
+        # Only ASCII digits are digits, only space and tab are HTTP whitespace.
+        '"\u0662"',  # Arabic-Indic two
+        '"\uff12"',  # fullwidth two
+        '\xa0"2"',  # NBSP (byte 0xA0 in a latin-1 header)
+        '"2"\x85',  # NEL
+        "\xa0*",
+        "*\x85",
+    ],
 )
 def test_if_match_that_does_not_match_is_412_and_writes_nothing(
     api: ApiClient, scope_id: str, method: str, if_match: str
@@ -357,7 +374,9 @@ def test_if_none_match_with_the_current_etag_is_304_without_body(
     assert REQUEST_ID.match(response["X-PowerContext-Request-ID"])
 
 
-@pytest.mark.parametrize("if_none_match", ['"2"', '"01"', "garbage", ""])
+@pytest.mark.parametrize(
+    "if_none_match", ['"2"', '"01"', "garbage", "", '"\u0661"', "\xa0*", '\xa0"1"']
+)
 def test_if_none_match_with_another_etag_returns_the_envelope(
     api: ApiClient, scope_id: str, if_none_match: str
 ) -> None:

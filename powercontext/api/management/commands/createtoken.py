@@ -1,19 +1,26 @@
 """``manage.py createtoken --name NAME --grant SCOPE:ROLE [...]``: mint an API token.
 
 The token is printed once, as the last line of stdout and alone on that line, so a
-script can take it with ``tail -n 1``.
+script can take it with ``tail -n 1``. Bad input - a name or scope the database
+cannot store, an expiry that is not in the future, a scope id that names no scope
+- is a ``CommandError`` and nothing is written.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from powercontext.api.models import Role
-from powercontext.api.tokens import token_create
+from powercontext.api.exceptions import DomainError
+from powercontext.api.management.arguments import decimal_integer
+from powercontext.api.models import ALL_SCOPES, Role
+from powercontext.api.tokens import token_create, token_request_check
+from sources.selectors import scope_ids_unknown
+
+MAX_EXPIRES_IN_DAYS = 36_500  # a century; beyond it timedelta arithmetic overflows
 
 
 def parse_grant(text: str) -> tuple[str, Role]:
@@ -24,6 +31,33 @@ def parse_grant(text: str) -> tuple[str, Role]:
             f"ROLE one of {', '.join(Role.values)}."
         )
     return scope_id, Role(role)
+
+
+def grants_check(grants: list[tuple[str, Role]]) -> None:
+    """Raise ``CommandError`` unless every granted scope is ``*`` or exists.
+
+    Call it after ``token_request_check``: the ids it queries must be storable.
+    """
+    unknown = scope_ids_unknown(
+        scope_ids=(scope_id for scope_id, _ in grants if scope_id != ALL_SCOPES)
+    )
+    if unknown:
+        raise CommandError(
+            f"No scope {', '.join(map(repr, unknown))}: grant an existing scope "
+            "id, or '*' for every scope."
+        )
+
+
+def expires_at_for(days: int | None) -> datetime | None:
+    """The expiry ``days`` from now (None: never); ``CommandError`` out of range."""
+    if days is None:
+        return None
+    if not 1 <= days <= MAX_EXPIRES_IN_DAYS:
+        raise CommandError(
+            f"--expires-in-days must be between 1 and {MAX_EXPIRES_IN_DAYS}, "
+            f"not {days}: a token must not be born expired."
+        )
+    return timezone.now() + timedelta(days=days)
 
 
 class Command(BaseCommand):
@@ -39,30 +73,38 @@ class Command(BaseCommand):
             default=[],
             metavar="SCOPE:ROLE",
             help=(
-                "Grant, repeatable: SCOPE is a scope id or '*', "
+                "Grant, repeatable: SCOPE is an existing scope id or '*', "
                 "ROLE viewer|contributor|admin."
             ),
         )
         parser.add_argument(
             "--expires-in-days",
-            type=int,
+            type=decimal_integer,
             default=None,
-            help="Expire the token after N days.",
+            help=f"Expire the token after N days, 1..{MAX_EXPIRES_IN_DAYS}.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["name"].strip()
-        if not name:
-            raise CommandError("--name must not be blank.")
         grants = [parse_grant(text) for text in options["grant"]]
         if not grants:
             raise CommandError(
                 "Give at least one --grant SCOPE:ROLE (for example '*:admin')."
             )
-        expires_at = None
-        if options["expires_in_days"] is not None:
-            expires_at = timezone.now() + timedelta(days=options["expires_in_days"])
-        token, raw = token_create(principal=name, grants=grants, expires_at=expires_at)
+        expires_at = expires_at_for(options["expires_in_days"])
+        try:
+            token_request_check(
+                principal=name,
+                grants=grants,
+                expires_at=expires_at,
+                now=timezone.now(),
+            )
+            grants_check(grants)
+            token, raw = token_create(
+                principal=name, grants=grants, expires_at=expires_at
+            )
+        except DomainError as exc:
+            raise CommandError(exc.message) from None
         summary = ", ".join(f"{scope}:{role}" for scope, role in grants)
         self.stderr.write(
             f"Minted token {token.prefix}… for {name!r} with grants {summary}."

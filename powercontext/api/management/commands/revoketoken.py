@@ -1,4 +1,8 @@
-"""``manage.py revoketoken PREFIX``: revoke the token whose visible prefix is PREFIX."""
+"""``manage.py revoketoken PREFIX``: revoke the token whose visible prefix is PREFIX.
+
+A prefix no token has - also one no token could have, such as an over-long or
+unstorable string - is a ``CommandError``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from powercontext.api.exceptions import NotFound
+from powercontext.api.exceptions import DomainError
 from powercontext.api.tokens import token_revoke
 
 
@@ -21,7 +25,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             token = token_revoke(prefix=options["prefix"])
-        except NotFound as exc:
+        except DomainError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(
             f"Revoked {token.prefix}… ({token.principal}) "
