@@ -31,7 +31,7 @@ INTEGER_PARAMETERS = [
     ("/v1/scopes/{scope}/sources/window", "limit", 400),
     ("/v1/scopes/{scope}/source-audit", "limit", 400),
     ("/v1/scopes/{scope}/source-audit", "after_position", 400),
-    ("/v1/scopes/{scope}/source-audit/content/s-1/attempts", "limit", 400),
+    ("/v1/scopes/{scope}/source-attempts/content/s-1", "limit", 400),
 ]
 
 
