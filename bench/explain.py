@@ -33,8 +33,8 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from powercontext.api.models import Role  # noqa: E402
-from powercontext.api.tokens import token_create  # noqa: E402
+from powercontext.access.models import Role  # noqa: E402
+from powercontext.access.tokens import token_create  # noqa: E402
 from sources.models import ContentSource, SourceJournalHead  # noqa: E402
 
 SKIPPED = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET)\b", re.I)

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from powercontext.api.admin_tools import (
+from powercontext.admintools import (
     CappedCountPaginator,
     ExactSearchMixin,
     ReadOnlyAdminMixin,

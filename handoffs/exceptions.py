@@ -4,7 +4,7 @@ Codes and statuses are the reference's (the client keys on them); the messages
 are ours.
 """
 
-from powercontext.api.exceptions import DomainError
+from powercontext.exceptions import DomainError
 
 
 class HandoffEvidenceNotFound(DomainError):

@@ -28,9 +28,9 @@ from powercontext.api.validation import (
     StrictIntegerField,
     StrictListField,
     StrictSerializer,
-    format_datetime,
 )
-from sources.serializers import SourceRecordSerializer, source_record
+from powercontext.text import format_datetime
+from sources.renderers import source_record
 
 from .content import (
     ARTIFACT_FAMILY,
@@ -463,6 +463,16 @@ class SourceReferenceOutSerializer(serializers.Serializer):
     source_id = serializers.CharField()
 
 
+class EvidenceSourceRecordSerializer(serializers.Serializer):
+    receipt_identity = serializers.JSONField(allow_null=True)
+    scope_id = serializers.CharField()
+    source_type = serializers.ChoiceField(choices=["content"])
+    source_id = serializers.CharField()
+    content = serializers.JSONField()
+    position = serializers.IntegerField(min_value=1)
+    content_digest = serializers.RegexField(r"^sha256:[0-9a-f]{64}$")
+
+
 class EvidenceItemSerializer(serializers.Serializer):
     source_ref = SourceReferenceOutSerializer()
     status = serializers.ChoiceField(choices=["available", "unavailable"])
@@ -471,7 +481,7 @@ class EvidenceItemSerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField(allow_null=True)
     # DRF's metaclass takes declared fields off the class, so naming one like
     # ``Field.source`` is fine at run time; the stubs cannot know that.
-    source = SourceRecordSerializer(allow_null=True)  # type: ignore[assignment]
+    source = EvidenceSourceRecordSerializer(allow_null=True)  # type: ignore[assignment]
 
 
 class EvidenceResolutionSerializer(serializers.Serializer):

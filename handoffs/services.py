@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from django.db import transaction
 from django.utils import timezone
 
-from powercontext.api.principals import Principal
+from powercontext.principals import Principal
 from sources.selectors import scope_require
 
 from .content import (

@@ -16,10 +16,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from powercontext.api.middleware import request_id_of
-from powercontext.api.models import Role
 from powercontext.api.permissions import authorize, principal_of
 from powercontext.api.schema import ErrorResponseSerializer, error_responses
 from powercontext.api.validation import validate_body, validate_path
+from powercontext.principals import Role
 
 from . import services
 from .evidence import Purpose, SourceRef, evidence_resolve

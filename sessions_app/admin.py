@@ -15,7 +15,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from powercontext.api.admin_tools import (
+from powercontext.admintools import (
     CappedCountPaginator,
     ExactSearchMixin,
     ReadOnlyAdminMixin,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from powercontext.api.exceptions import DomainError, InvalidRequest
+from powercontext.exceptions import DomainError, InvalidRequest
 
 
 class SessionNotFound(DomainError):

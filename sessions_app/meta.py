@@ -28,7 +28,8 @@ from typing import Any, Final
 
 from django.conf import settings
 
-from powercontext.api.validation import MAX_SAFE_INTEGER, number_problem, text_problem
+from powercontext.jsonvalues import MAX_SAFE_INTEGER
+from powercontext.text import number_problem, text_problem, utf8_length
 
 from .exceptions import (
     InvalidMetaValue,
@@ -154,10 +155,6 @@ def known_owner(key: str) -> Owner:
             f"{HOST_DEFINED_PREFIX!r}.",
         )
     return owner
-
-
-def utf8_length(text: str) -> int:
-    return len(text.encode("utf-8"))
 
 
 # --- The sanitizer --------------------------------------------------------------------

@@ -16,8 +16,7 @@ from typing import Any
 from django.conf import settings
 
 from powercontext.db.json import JSONMember
-from sources.exceptions import ScopeNotFound
-from sources.models import Scope
+from sources.selectors import scope_require
 
 from .exceptions import SessionNotFound
 from .fold import working_notes_fold_text
@@ -75,12 +74,6 @@ def envelope_state(envelope: SessionEnvelope, meta: dict[str, Scalar]) -> Envelo
     )
 
 
-def require_scope(*, scope_id: str) -> None:
-    """Raise ``ScopeNotFound`` unless the scope exists (one indexed query)."""
-    if not Scope.objects.filter(scope_id=scope_id).exists():
-        raise ScopeNotFound()
-
-
 def envelope_get(*, scope_id: str, session_id: str) -> EnvelopeState:
     """The envelope with its readable meta.
 
@@ -90,7 +83,7 @@ def envelope_get(*, scope_id: str, session_id: str) -> EnvelopeState:
     try:
         envelope = SessionEnvelope.objects.get(scope_id=scope_id, session_id=session_id)
     except SessionEnvelope.DoesNotExist:
-        require_scope(scope_id=scope_id)
+        scope_require(scope_id=scope_id)
         raise SessionNotFound() from None
     meta = sanitize_stored(envelope.meta, scope_id=scope_id, session_id=session_id)
     return envelope_state(envelope, meta)
@@ -107,7 +100,7 @@ def working_notes_get(*, scope_id: str, session_id: str) -> WorkingNotesState:
             "version", "updated_at", JSONMember("meta", WORKING_NOTES_KEY)
         ).get(scope_id=scope_id, session_id=session_id)
     except SessionEnvelope.DoesNotExist:
-        require_scope(scope_id=scope_id)
+        scope_require(scope_id=scope_id)
         return WorkingNotesState(notes=None, version=None, updated_at=None)
     notes = sanitize_stored_value(
         WORKING_NOTES_KEY, stored, scope_id=scope_id, session_id=session_id

@@ -5,43 +5,24 @@ from __future__ import annotations
 
 from django.http import HttpResponse, HttpResponseNotModified
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from powercontext.api.middleware import request_id_of
-from powercontext.api.models import Role
+from powercontext.api.openapi import documented
 from powercontext.api.permissions import authorize, principal_of
-from powercontext.api.schema import error_responses
-from powercontext.api.validation import validate_body, validate_path
+from powercontext.api.requests import parse_body, parse_path
+from powercontext.principals import Role
 
-from . import selectors, services
+from . import schemas, selectors, services
+from .inputs import EnvelopeWrite, SessionPath, WorkingNotesPut
 from .preconditions import IfMatch, etag_for, if_none_match_hits
+from .renderers import envelope_body, working_notes_body, working_notes_write_body
 from .selectors import EnvelopeState
-from .serializers import (
-    EnvelopeSerializer,
-    EnvelopeWriteInput,
-    WorkingNotesPutInput,
-    WorkingNotesSerializer,
-    WorkingNotesWriteSerializer,
-    envelope_body,
-    notes_capture,
-    working_notes_body,
-    working_notes_write_body,
-)
 
 TAGS = ["session envelopes"]
-SESSION_PATH = [
-    OpenApiParameter("scope_id", str, OpenApiParameter.PATH),
-    OpenApiParameter(
-        "session_id",
-        str,
-        OpenApiParameter.PATH,
-        description="1..256 characters, not blank; may contain '/' (percent-encoded "
-        "or not).",
-    ),
-]
 ETAG = OpenApiParameter(
     "ETag",
     str,
@@ -74,20 +55,25 @@ def _envelope_response(state: EnvelopeState | None, *, created: bool) -> Respons
 
 
 def _authorized(request: Request, scope_id: str, session_id: str, role: Role) -> None:
-    validate_path(scope_id=scope_id, session_id=session_id)
+    parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
     authorize(principal_of(request), scope_id, role)
 
 
+def _if_match(request: Request) -> IfMatch | None:
+    return IfMatch.from_header(request.headers.get("If-Match"))
+
+
 class EnvelopeView(APIView):
-    @extend_schema(
-        operation_id="get_session_envelope",
-        parameters=[*SESSION_PATH, IF_NONE_MATCH, ETAG],
-        responses={
-            200: EnvelopeSerializer,
-            304: OpenApiResponse(description="Not modified (If-None-Match)."),
-            **error_responses(404),
-        },
+    @documented(
+        "get_session_envelope",
         tags=TAGS,
+        path=SessionPath,
+        headers=[IF_NONE_MATCH, ETAG],
+        answers={
+            200: schemas.Envelope,
+            304: OpenApiResponse(description="Not modified (If-None-Match)."),
+        },
+        errors=(404,),
     )
     def get(self, request: Request, scope_id: str, session_id: str) -> HttpResponse:
         _authorized(request, scope_id, session_id, Role.VIEWER)
@@ -98,51 +84,47 @@ class EnvelopeView(APIView):
             return not_modified
         return _envelope_response(state, created=False)
 
-    @extend_schema(
-        operation_id="replace_session_envelope",
-        parameters=[*SESSION_PATH, IF_MATCH, ETAG],
-        request=EnvelopeWriteInput,
-        responses={
-            200: EnvelopeSerializer,
-            201: EnvelopeSerializer,
-            **error_responses(404, 412),
-        },
+    @documented(
+        "replace_session_envelope",
         tags=TAGS,
+        path=SessionPath,
+        body=EnvelopeWrite,
+        headers=[IF_MATCH, ETAG],
+        answers={200: schemas.Envelope, 201: schemas.Envelope},
+        errors=(404, 412),
     )
     def put(self, request: Request, scope_id: str, session_id: str) -> Response:
-        validate_path(scope_id=scope_id, session_id=session_id)
-        data = validate_body(EnvelopeWriteInput, request.data)
+        parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
+        data = parse_body(EnvelopeWrite, request.data)
         authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         written = services.envelope_replace(
             scope_id=scope_id,
             session_id=session_id,
-            meta=data["meta"],
-            if_match=IfMatch.from_header(request.headers.get("If-Match")),
+            meta=data.meta,
+            if_match=_if_match(request),
             principal=principal_of(request),
             request_id=request_id_of(request),
         )
         return _envelope_response(written.state, created=written.created)
 
-    @extend_schema(
-        operation_id="patch_session_envelope",
-        parameters=[*SESSION_PATH, IF_MATCH, ETAG],
-        request=EnvelopeWriteInput,
-        responses={
-            200: EnvelopeSerializer,
-            201: EnvelopeSerializer,
-            **error_responses(404, 412),
-        },
+    @documented(
+        "patch_session_envelope",
         tags=TAGS,
+        path=SessionPath,
+        body=EnvelopeWrite,
+        headers=[IF_MATCH, ETAG],
+        answers={200: schemas.Envelope, 201: schemas.Envelope},
+        errors=(404, 412),
     )
     def patch(self, request: Request, scope_id: str, session_id: str) -> Response:
-        validate_path(scope_id=scope_id, session_id=session_id)
-        data = validate_body(EnvelopeWriteInput, request.data)
+        parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
+        data = parse_body(EnvelopeWrite, request.data)
         authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         written = services.envelope_overlay(
             scope_id=scope_id,
             session_id=session_id,
-            patch=data["meta"],
-            if_match=IfMatch.from_header(request.headers.get("If-Match")),
+            patch=data.meta,
+            if_match=_if_match(request),
             principal=principal_of(request),
             request_id=request_id_of(request),
         )
@@ -150,57 +132,57 @@ class EnvelopeView(APIView):
 
 
 class WorkingNotesView(APIView):
-    @extend_schema(
-        operation_id="get_working_notes",
-        parameters=SESSION_PATH,
-        responses={200: WorkingNotesSerializer, **error_responses(404)},
+    @documented(
+        "get_working_notes",
         tags=TAGS,
+        path=SessionPath,
+        answers={200: schemas.WorkingNotes},
+        errors=(404,),
     )
     def get(self, request: Request, scope_id: str, session_id: str) -> Response:
         _authorized(request, scope_id, session_id, Role.VIEWER)
         state = selectors.working_notes_get(scope_id=scope_id, session_id=session_id)
         return Response(working_notes_body(state))
 
-    @extend_schema(
-        operation_id="put_working_notes",
-        parameters=[*SESSION_PATH, IF_MATCH],
-        request=WorkingNotesPutInput,
-        responses={
-            200: WorkingNotesWriteSerializer,
-            201: WorkingNotesWriteSerializer,
-            **error_responses(404, 409, 412),
-        },
+    @documented(
+        "put_working_notes",
         tags=TAGS,
+        path=SessionPath,
+        body=WorkingNotesPut,
+        headers=[IF_MATCH],
+        answers={200: schemas.WorkingNotesWrite, 201: schemas.WorkingNotesWrite},
+        errors=(404, 409, 412),
     )
     def put(self, request: Request, scope_id: str, session_id: str) -> Response:
-        validate_path(scope_id=scope_id, session_id=session_id)
-        data = validate_body(WorkingNotesPutInput, request.data)
+        parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
+        data = parse_body(WorkingNotesPut, request.data)
         authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         written = services.working_notes_put(
             scope_id=scope_id,
             session_id=session_id,
-            notes=data["notes"],
-            capture=notes_capture(data["capture"]),
-            if_match=IfMatch.from_header(request.headers.get("If-Match")),
+            notes=data.notes,
+            capture=None if data.capture is None else data.capture.capture(),
+            if_match=_if_match(request),
             principal=principal_of(request),
             request_id=request_id_of(request),
         )
-        return Response(
-            working_notes_write_body(written), status=201 if written.created else 200
-        )
+        status = 201 if written.created else 200
+        return Response(working_notes_write_body(written), status=status)
 
-    @extend_schema(
-        operation_id="delete_working_notes",
-        parameters=[*SESSION_PATH, IF_MATCH],
-        responses={200: WorkingNotesSerializer, **error_responses(404, 412)},
+    @documented(
+        "delete_working_notes",
         tags=TAGS,
+        path=SessionPath,
+        headers=[IF_MATCH],
+        answers={200: schemas.WorkingNotes},
+        errors=(404, 412),
     )
     def delete(self, request: Request, scope_id: str, session_id: str) -> Response:
         _authorized(request, scope_id, session_id, Role.CONTRIBUTOR)
         written = services.working_notes_clear(
             scope_id=scope_id,
             session_id=session_id,
-            if_match=IfMatch.from_header(request.headers.get("If-Match")),
+            if_match=_if_match(request),
             principal=principal_of(request),
             request_id=request_id_of(request),
         )
@@ -208,15 +190,15 @@ class WorkingNotesView(APIView):
 
 
 class WorkingNotesFoldView(APIView):
-    @extend_schema(
-        operation_id="fold_working_notes",
-        parameters=SESSION_PATH,
-        responses={
+    @documented(
+        "fold_working_notes",
+        tags=TAGS,
+        path=SessionPath,
+        answers={
             (200, "text/plain"): OpenApiTypes.STR,
             204: OpenApiResponse(description="No notes: nothing to fold."),
-            **error_responses(404),
         },
-        tags=TAGS,
+        errors=(404,),
     )
     def get(self, request: Request, scope_id: str, session_id: str) -> HttpResponse:
         _authorized(request, scope_id, session_id, Role.VIEWER)

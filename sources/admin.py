@@ -6,18 +6,19 @@ import json
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.html import format_html
 
-from powercontext.api.admin_tools import (
+from powercontext.admintools import (
     CappedCountPaginator,
     ExactSearchMixin,
     ReadOnlyAdminMixin,
 )
 from powercontext.jsonvalues import stored_json_loads
 
+from .availability import Availability, availability_condition
 from .models import (
     CaptureAttempt,
     ContentSource,
@@ -49,20 +50,21 @@ class ScopeAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     inlines = [ScopeContextReferenceInline, ScopeExternalReferenceInline]
 
 
-class ExpiryStateFilter(admin.SimpleListFilter):
+class AvailabilityFilter(admin.SimpleListFilter):
+    """The audit ``state`` of a Source, by the registry's one definition."""
+
     title = "state"
     parameter_name = "state"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("active", "active"), ("expired", "expired")]
+        return [(state.value, state.value) for state in Availability]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        expired = Q(is_working_note=True, expires_at__lte=timezone.now())
-        if self.value() == "expired":
-            return queryset.filter(expired)
-        if self.value() == "active":
-            return queryset.exclude(expired)
-        return queryset
+        value = self.value()
+        if value not in {state.value for state in Availability}:
+            return queryset
+        state = Availability(value)
+        return queryset.filter(availability_condition(state, timezone.now()))
 
 
 class RegistryAuditAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
@@ -84,7 +86,7 @@ class ContentSourceAdmin(RegistryAuditAdmin):
         "created_at",
         "created_by",
     ]
-    list_filter = ["is_working_note", "note_kind", ExpiryStateFilter]
+    list_filter = ["is_working_note", "note_kind", AvailabilityFilter]
     search_fields = ["source_id"]  # shows the search box; the match is exact
     exact_search_fields = ("scope_id", "source_id", "session_id")
     search_help_text = "Exact scope id, source id or session id."

@@ -9,18 +9,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from powercontext.canonical import canonical_json, canonical_sha256
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def epoch_microseconds(value: datetime) -> int:
-    """An aware datetime as integer microseconds since the Unix epoch (UTC)."""
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+from powercontext.text import epoch_microseconds
 
 
 @dataclass(frozen=True)

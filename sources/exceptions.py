@@ -1,6 +1,6 @@
 """Errors raised by the registry's services and selectors."""
 
-from powercontext.api.exceptions import DomainError
+from powercontext.exceptions import DomainError
 
 
 class ScopeNotFound(DomainError):

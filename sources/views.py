@@ -4,38 +4,32 @@ from __future__ import annotations
 
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from powercontext.api.cursors import cursor_binding, cursor_decode, next_page
-from powercontext.api.exceptions import RequestValidationError
+from powercontext.api.cursors import Walk
 from powercontext.api.middleware import request_id_of
-from powercontext.api.models import Role
+from powercontext.api.openapi import documented
 from powercontext.api.permissions import authorize, authorize_everywhere, principal_of
-from powercontext.api.schema import error_responses
-from powercontext.api.validation import validate_body, validate_path, validate_query
+from powercontext.api.requests import parse_body, parse_path, parse_query
+from powercontext.principals import Role
 
-from . import selectors, services
-from .serializers import (
-    AttemptPageSerializer,
-    AuditPageSerializer,
-    AuditRecordSerializer,
-    CaptureContentInput,
-    CaptureReceiptSerializer,
-    CaptureWorkingNoteInput,
-    CreateSourceInput,
+from . import schemas, selectors, services
+from .availability import Availability
+from .inputs import (
+    CaptureContent,
+    CaptureWorkingNote,
+    CreateSource,
     PageQuery,
-    ScopeCreateInput,
-    ScopeDescriptorSerializer,
+    ScopeCreate,
     ScopeListQuery,
-    ScopePageSerializer,
+    ScopePath,
     SourceAuditQuery,
-    SourcePageSerializer,
-    SourceRecordSerializer,
+    SourcePath,
     SourceWindowQuery,
-    SourceWindowSerializer,
+)
+from .renderers import (
     attempt_item,
     audit_record,
     receipt_body,
@@ -43,88 +37,61 @@ from .serializers import (
     source_record,
 )
 
-SCOPE_ID_PATH = OpenApiParameter("scope_id", str, OpenApiParameter.PATH)
+SCOPES, SOURCES, AUDIT = ["scopes"], ["sources"], ["audit"]
 
 
 class ScopeCollectionView(APIView):
-    @extend_schema(
-        operation_id="list_scopes",
-        parameters=[ScopeListQuery],
-        responses={200: ScopePageSerializer, **error_responses(400, 410)},
-        tags=["scopes"],
+    @documented(
+        "list_scopes",
+        tags=SCOPES,
+        query=ScopeListQuery,
+        answers={200: schemas.ScopePage},
+        errors=(400, 410),
     )
     def get(self, request: Request) -> Response:
-        query = validate_query(ScopeListQuery, request.query_params)
-        filters = {
-            key: query.get(key)
-            for key in (
-                "query",
-                "query_field",
-                "parent_scope_id",
-                "external_reference_kind",
-            )
-        }
-        binding = cursor_binding("scopes", filters)
-        after = None
-        if "cursor" in query:
-            after = cursor_decode(query["cursor"], kind="scopes", binding=binding)[
-                "after"
-            ]
-        rows = selectors.scope_list(
+        query = parse_query(ScopeListQuery, request.query_params)
+        walk = Walk.of("scopes", query.filters())
+        page = selectors.scope_list(
             principal=principal_of(request),
-            after_scope_id=after,
-            limit=query["limit"],
-            **filters,
+            position=walk.position(query.cursor),
+            limit=query.limit,
+            **query.filters(),
         )
-        page, next_cursor = next_page(
-            rows,
-            limit=query["limit"],
-            kind="scopes",
-            binding=binding,
-            position_of=lambda scope: {"after": scope.scope_id},
-        )
-        return Response(
-            {"items": [scope_descriptor(s) for s in page], "next_cursor": next_cursor}
-        )
+        return Response(walk.body(page, scope_descriptor))
 
-    @extend_schema(
-        operation_id="create_scope",
-        request=ScopeCreateInput,
-        responses={201: ScopeDescriptorSerializer, **error_responses(404, 409)},
-        tags=["scopes"],
+    @documented(
+        "create_scope",
+        tags=SCOPES,
+        body=ScopeCreate,
+        answers={201: schemas.ScopeDescriptor},
+        errors=(404, 409),
     )
     def post(self, request: Request) -> Response:
-        data = validate_body(ScopeCreateInput, request.data)
+        data = parse_body(ScopeCreate, request.data)
         authorize_everywhere(principal_of(request), Role.CONTRIBUTOR)
         scope, _ = services.scope_create(
             principal=principal_of(request),
-            title=data["title"],
-            summary=data["summary"],
-            parent_scope_id=data["parent_scope_id"],
-            context_references=data["context_references"],
-            external_references=[
-                services.ExternalReference(**ref) for ref in data["external_references"]
-            ],
-            idempotency_key=data["idempotency_key"],
             request_id=request_id_of(request),
+            **{**dict(data), "external_references": data.reference_pairs()},
         )
         return Response(scope_descriptor(scope), status=201)
 
 
 class ScopeDetailView(APIView):
-    @extend_schema(
-        operation_id="get_scope",
-        parameters=[SCOPE_ID_PATH],
-        responses={200: ScopeDescriptorSerializer, **error_responses(404)},
-        tags=["scopes"],
+    @documented(
+        "get_scope",
+        tags=SCOPES,
+        path=ScopePath,
+        answers={200: schemas.ScopeDescriptor},
+        errors=(404,),
     )
     def get(self, request: Request, scope_id: str) -> Response:
-        validate_path(scope_id=scope_id)
+        parse_path(ScopePath, scope_id=scope_id)
         authorize(principal_of(request), scope_id, Role.VIEWER)
         return Response(scope_descriptor(selectors.scope_get(scope_id=scope_id)))
 
 
-# --- Capture ------------------------------------------------------------------
+# --- Capture ------------------------------------------------------------------------
 
 
 def _receipt_response(receipt: services.Receipt) -> Response:
@@ -133,131 +100,85 @@ def _receipt_response(receipt: services.Receipt) -> Response:
 
 
 class CaptureContentView(APIView):
-    @extend_schema(
-        operation_id="capture_content_source",
-        request=CaptureContentInput,
-        responses={202: CaptureReceiptSerializer, **error_responses(404, 409)},
-        tags=["sources"],
+    @documented(
+        "capture_content_source",
+        tags=SOURCES,
+        body=CaptureContent,
+        answers={202: schemas.CaptureReceipt},
+        errors=(404, 409),
     )
     def post(self, request: Request) -> Response:
-        data = validate_body(CaptureContentInput, request.data)
-        principal = principal_of(request)
-        authorize(principal, data["scope_id"], Role.CONTRIBUTOR)
+        data = parse_body(CaptureContent, request.data)
+        authorize(principal_of(request), data.scope_id, Role.CONTRIBUTOR)
         receipt = services.source_capture(
-            principal=principal, request_id=request_id_of(request), **data
+            principal=principal_of(request),
+            request_id=request_id_of(request),
+            **dict(data),
         )
         return _receipt_response(receipt)
 
 
 class CaptureWorkingNoteView(APIView):
-    @extend_schema(
-        operation_id="capture_working_note",
-        request=CaptureWorkingNoteInput,
-        responses={202: CaptureReceiptSerializer, **error_responses(404, 409)},
-        tags=["sources"],
+    @documented(
+        "capture_working_note",
+        tags=SOURCES,
+        body=CaptureWorkingNote,
+        answers={202: schemas.CaptureReceipt},
+        errors=(404, 409),
     )
     def post(self, request: Request) -> Response:
-        data = validate_body(CaptureWorkingNoteInput, request.data)
-        principal = principal_of(request)
-        authorize(principal, data["scope_id"], Role.CONTRIBUTOR)
+        data = parse_body(CaptureWorkingNote, request.data)
+        authorize(principal_of(request), data.scope_id, Role.CONTRIBUTOR)
         receipt = services.working_note_capture(
-            principal=principal, request_id=request_id_of(request), **data
+            principal=principal_of(request),
+            request_id=request_id_of(request),
+            **dict(data),
         )
         return _receipt_response(receipt)
 
 
-# --- Reads --------------------------------------------------------------------
-
-SOURCE_TYPE_PATH = OpenApiParameter(
-    "source_type", str, OpenApiParameter.PATH, enum=["content"]
-)
-SOURCE_ID_PATH = OpenApiParameter("source_id", str, OpenApiParameter.PATH)
-
-
-def _validate_source_path(scope_id: str, source_type: str, source_id: str) -> None:
-    """Path ids: storable, 1..256, not blank; ``source_type`` is ``content``;
-    ``source_id`` carries no leading or trailing whitespace."""
-    validate_path(scope_id=scope_id, source_id=source_id)
-    errors = []
-    if source_type != "content":
-        errors.append(
-            {
-                "type": "enum",
-                "loc": ["path", "source_type"],
-                "msg": "Input should be 'content'.",
-            }
-        )
-    if source_id != source_id.strip():
-        errors.append(
-            {
-                "type": "padded",
-                "loc": ["path", "source_id"],
-                "msg": "Must not start or end with whitespace.",
-            }
-        )
-    if errors:
-        raise RequestValidationError(errors)
+# --- Reads --------------------------------------------------------------------------
 
 
 class SourceCollectionView(APIView):
-    @extend_schema(
-        operation_id="list_sources",
-        parameters=[SCOPE_ID_PATH, PageQuery],
-        responses={200: SourcePageSerializer, **error_responses(400, 404, 410)},
-        tags=["sources"],
+    @documented(
+        "list_sources",
+        tags=SOURCES,
+        path=ScopePath,
+        query=PageQuery,
+        answers={200: schemas.SourcePage},
+        errors=(400, 404, 410),
     )
     def get(self, request: Request, scope_id: str) -> Response:
-        validate_path(scope_id=scope_id)
-        query = validate_query(PageQuery, request.query_params, invalid_status=400)
+        parse_path(ScopePath, scope_id=scope_id)
+        query = parse_query(PageQuery, request.query_params, invalid_status=400)
         authorize(principal_of(request), scope_id, Role.VIEWER)
-        binding = cursor_binding("sources", scope_id)
-        if "cursor" in query:
-            position = cursor_decode(query["cursor"], kind="sources", binding=binding)
-            after, watermark = position["after"], position["watermark"]
-        else:
-            after, watermark = 0, selectors.scope_watermark(scope_id=scope_id)
-        rows = selectors.source_page(
-            scope_id=scope_id,
-            after_position=after,
-            high_watermark=watermark,
-            limit=query["limit"],
+        walk = Walk.of("sources", scope_id)
+        page = selectors.source_page(
+            scope_id=scope_id, position=walk.position(query.cursor), limit=query.limit
         )
-        page, next_cursor = next_page(
-            rows,
-            limit=query["limit"],
-            kind="sources",
-            binding=binding,
-            position_of=lambda row: {"after": row["position"], "watermark": watermark},
-        )
-        return Response(
-            {"items": [source_record(row) for row in page], "next_cursor": next_cursor}
-        )
+        return Response(walk.body(page, source_record))
 
-    @extend_schema(
-        operation_id="create_source",
-        parameters=[SCOPE_ID_PATH],
-        request=CreateSourceInput,
-        responses={201: SourceRecordSerializer, **error_responses(404)},
-        tags=["sources"],
+    @documented(
+        "create_source",
+        tags=SOURCES,
+        path=ScopePath,
+        body=CreateSource,
+        answers={201: schemas.SourceRecord},
+        errors=(404,),
     )
     def post(self, request: Request, scope_id: str) -> Response:
-        validate_path(scope_id=scope_id)
-        data = validate_body(CreateSourceInput, request.data)
-        principal = principal_of(request)
-        authorize(principal, scope_id, Role.CONTRIBUTOR)
+        parse_path(ScopePath, scope_id=scope_id)
+        data = parse_body(CreateSource, request.data)
+        authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         created = services.source_create(
-            principal=principal,
+            principal=principal_of(request),
             scope_id=scope_id,
-            content=data["content"],
+            content=data.content,
             request_id=request_id_of(request),
         )
         location = reverse(
-            "source-detail",
-            kwargs={
-                "scope_id": scope_id,
-                "source_type": created.source_type,
-                "source_id": created.source_id,
-            },
+            "source-detail", args=[scope_id, created.source_type, created.source_id]
         )
         return Response(
             source_record(created), status=201, headers={"Location": location}
@@ -265,159 +186,114 @@ class SourceCollectionView(APIView):
 
 
 class SourceDetailView(APIView):
-    @extend_schema(
-        operation_id="get_source",
-        parameters=[SCOPE_ID_PATH, SOURCE_TYPE_PATH, SOURCE_ID_PATH],
-        responses={200: SourceRecordSerializer, **error_responses(404)},
-        tags=["sources"],
+    @documented(
+        "get_source",
+        tags=SOURCES,
+        path=SourcePath,
+        answers={200: schemas.SourceRecord},
+        errors=(404,),
     )
     def get(
         self, request: Request, scope_id: str, source_type: str, source_id: str
     ) -> Response:
-        _validate_source_path(scope_id, source_type, source_id)
+        path = parse_path(SourcePath, **self.kwargs)
         authorize(principal_of(request), scope_id, Role.VIEWER)
-        row = selectors.source_get(
-            scope_id=scope_id, source_type=source_type, source_id=source_id
-        )
-        return Response(source_record(row))
+        return Response(source_record(selectors.source_get(**dict(path))))
 
 
 class SourceWindowView(APIView):
-    @extend_schema(
-        operation_id="read_generation_window",
-        parameters=[SCOPE_ID_PATH, SourceWindowQuery],
-        responses={200: SourceWindowSerializer, **error_responses(400, 404)},
-        tags=["sources"],
+    @documented(
+        "read_generation_window",
+        tags=SOURCES,
+        path=ScopePath,
+        query=SourceWindowQuery,
+        answers={200: schemas.SourceWindow},
+        errors=(400, 404),
     )
     def get(self, request: Request, scope_id: str) -> Response:
-        validate_path(scope_id=scope_id)
-        query = validate_query(
-            SourceWindowQuery, request.query_params, invalid_status=400
-        )
+        parse_path(ScopePath, scope_id=scope_id)
+        query = parse_query(SourceWindowQuery, request.query_params, invalid_status=400)
         authorize(principal_of(request), scope_id, Role.VIEWER)
-        watermark = selectors.scope_watermark(scope_id=scope_id)
-        rows = selectors.source_window(
-            scope_id=scope_id,
-            after_position=query["after"],
-            high_watermark=watermark,
-            limit=query["limit"],
-        )
-        full_page = len(rows) == query["limit"]
-        next_after = (
-            rows[-1]["position"] if full_page else max(watermark, query["after"])
+        window = selectors.source_window(
+            scope_id=scope_id, after=query.after, limit=query.limit
         )
         return Response(
             {
-                "items": [source_record(row) for row in rows],
-                "next_after": next_after,
-                "high_watermark": watermark,
+                "items": [source_record(row) for row in window.items],
+                "next_after": window.next_after,
+                "high_watermark": window.high_watermark,
             }
         )
 
 
-# --- Audit --------------------------------------------------------------------
+# --- Audit --------------------------------------------------------------------------
 
 
 class SourceAuditCollectionView(APIView):
-    @extend_schema(
-        operation_id="list_source_audit",
-        parameters=[SCOPE_ID_PATH, SourceAuditQuery],
-        responses={200: AuditPageSerializer, **error_responses(400, 404, 410)},
-        tags=["audit"],
+    @documented(
+        "list_source_audit",
+        tags=AUDIT,
+        path=ScopePath,
+        query=SourceAuditQuery,
+        answers={200: schemas.AuditPage},
+        errors=(400, 404, 410),
     )
     def get(self, request: Request, scope_id: str) -> Response:
-        validate_path(scope_id=scope_id)
-        query = validate_query(
-            SourceAuditQuery, request.query_params, invalid_status=400
-        )
+        parse_path(ScopePath, scope_id=scope_id)
+        query = parse_query(SourceAuditQuery, request.query_params, invalid_status=400)
         authorize(principal_of(request), scope_id, Role.VIEWER)
         filters = selectors.AuditFilters(
-            working_note=query.get("working_note"),
-            session_id=query.get("session_id"),
-            note_kind=query.get("note_kind"),
-            state=query.get("state"),
+            working_note=query.working_note,
+            session_id=query.session_id,
+            note_kind=query.note_kind,
+            state=None if query.state is None else Availability(query.state),
         )
-        binding = cursor_binding("source-audit", scope_id, filters.__dict__)
-        after = query["after_position"]
-        if "cursor" in query:
-            after = cursor_decode(
-                query["cursor"], kind="source-audit", binding=binding
-            )["after"]
-        selectors.scope_require(scope_id=scope_id)
-        now = timezone.now()
-        rows = selectors.audit_page(
+        walk, now = Walk.of("source-audit", scope_id, filters.as_dict()), timezone.now()
+        page = selectors.audit_page(
             scope_id=scope_id,
             filters=filters,
-            after_position=after,
-            limit=query["limit"],
+            position=walk.position(query.cursor),
+            start_after=query.after_position,
+            limit=query.limit,
             now=now,
         )
-        page, next_cursor = next_page(
-            rows,
-            limit=query["limit"],
-            kind="source-audit",
-            binding=binding,
-            position_of=lambda row: {"after": row["position"]},
-        )
-        return Response(
-            {
-                "items": [audit_record(row, now) for row in page],
-                "next_cursor": next_cursor,
-            }
-        )
+        return Response(walk.body(page, lambda row: audit_record(row, now)))
 
 
 class SourceAuditDetailView(APIView):
-    @extend_schema(
-        operation_id="get_source_audit",
-        parameters=[SCOPE_ID_PATH, SOURCE_TYPE_PATH, SOURCE_ID_PATH],
-        responses={200: AuditRecordSerializer, **error_responses(404)},
-        tags=["audit"],
+    @documented(
+        "get_source_audit",
+        tags=AUDIT,
+        path=SourcePath,
+        answers={200: schemas.AuditRecord},
+        errors=(404,),
     )
     def get(
         self, request: Request, scope_id: str, source_type: str, source_id: str
     ) -> Response:
-        _validate_source_path(scope_id, source_type, source_id)
+        path = parse_path(SourcePath, **self.kwargs)
         authorize(principal_of(request), scope_id, Role.VIEWER)
-        row = selectors.audit_get(
-            scope_id=scope_id, source_type=source_type, source_id=source_id
-        )
+        row = selectors.audit_get(**dict(path))
         return Response(audit_record(row, timezone.now()))
 
 
 class SourceAttemptsView(APIView):
-    @extend_schema(
-        operation_id="list_capture_attempts",
-        parameters=[SCOPE_ID_PATH, SOURCE_TYPE_PATH, SOURCE_ID_PATH, PageQuery],
-        responses={200: AttemptPageSerializer, **error_responses(400, 404, 410)},
-        tags=["audit"],
+    @documented(
+        "list_capture_attempts",
+        tags=AUDIT,
+        path=SourcePath,
+        query=PageQuery,
+        answers={200: schemas.AttemptPage},
+        errors=(400, 404, 410),
     )
     def get(
         self, request: Request, scope_id: str, source_type: str, source_id: str
     ) -> Response:
-        _validate_source_path(scope_id, source_type, source_id)
-        query = validate_query(PageQuery, request.query_params, invalid_status=400)
+        path = parse_path(SourcePath, **self.kwargs)
+        query = parse_query(PageQuery, request.query_params, invalid_status=400)
         authorize(principal_of(request), scope_id, Role.VIEWER)
-        binding = cursor_binding("attempts", scope_id, source_type, source_id)
-        after = 0
-        if "cursor" in query:
-            after = cursor_decode(query["cursor"], kind="attempts", binding=binding)[
-                "after"
-            ]
-        rows = selectors.attempt_page(
-            scope_id=scope_id,
-            source_type=source_type,
-            source_id=source_id,
-            after_id=after,
-            limit=query["limit"],
+        walk = Walk.of("attempts", scope_id, source_type, source_id)
+        page = selectors.attempt_page(
+            **dict(path), position=walk.position(query.cursor), limit=query.limit
         )
-        page, next_cursor = next_page(
-            rows,
-            limit=query["limit"],
-            kind="attempts",
-            binding=binding,
-            position_of=lambda row: {"after": row["id"]},
-        )
-        return Response(
-            {"items": [attempt_item(row) for row in page], "next_cursor": next_cursor}
-        )
+        return Response(walk.body(page, attempt_item))

@@ -19,8 +19,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from powercontext.api.models import Role
-from powercontext.api.tokens import token_create
+from powercontext.access.tokens import token_create
+from powercontext.principals import Role
 
 TRANSACTION_CONTROL = re.compile(
     r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b", re.IGNORECASE

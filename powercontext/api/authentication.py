@@ -16,13 +16,13 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
-from .principals import (
+from powercontext.access.tokens import TokenRejected, token_authenticate
+from powercontext.principals import (
     LOCAL_PRINCIPAL,
     STATIC_TOKEN_PRINCIPAL,
     Principal,
     superuser_principal,
 )
-from .tokens import TokenRejected, token_authenticate
 
 logger = logging.getLogger("powercontext.auth")
 

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core import signing
 
+from powercontext.pages import Page, Position
+
 from .exceptions import CursorExpired, InvalidCursor
 
 _SALT = "powercontext.cursor.v1"
+Row = TypeVar("Row")
 
 
 def cursor_binding(*parts: Any) -> str:
@@ -51,21 +56,33 @@ def cursor_decode(cursor: str, *, kind: str, binding: str) -> dict[str, Any]:
     return payload["p"]
 
 
-def next_page(
-    rows: list[Any],
-    *,
-    limit: int,
-    kind: str,
-    binding: str,
-    position_of: Any,
-) -> tuple[list[Any], str | None]:
-    """Split ``limit + 1`` fetched rows into the page and the cursor for the next one.
+@dataclass(frozen=True)
+class Walk:
+    """One walk through a list: its kind and what it is bound to.
 
-    ``position_of(row)`` returns the dict a later ``cursor_decode`` gives back.
+    ``position`` reads the cursor a request sent (None on the first page);
+    ``body`` renders a page as ``{"items", "next_cursor"}``.
     """
-    if len(rows) <= limit:
-        return rows, None
-    page = rows[:limit]
-    return page, cursor_encode(
-        kind=kind, binding=binding, position=position_of(page[-1])
-    )
+
+    kind: str
+    binding: str
+
+    @classmethod
+    def of(cls, kind: str, *bound_to: Any) -> Walk:
+        return cls(kind, cursor_binding(kind, *bound_to))
+
+    def position(self, cursor: str | None) -> Position | None:
+        if cursor is None:
+            return None
+        return cursor_decode(cursor, kind=self.kind, binding=self.binding)
+
+    def body(self, page: Page[Row], render: Callable[[Row], Any]) -> dict[str, Any]:
+        next_cursor = None
+        if page.next_position is not None:
+            next_cursor = cursor_encode(
+                kind=self.kind, binding=self.binding, position=page.next_position
+            )
+        return {
+            "items": [render(row) for row in page.items],
+            "next_cursor": next_cursor,
+        }

@@ -15,8 +15,10 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from rest_framework import exceptions as drf_exceptions
 
+from powercontext import exceptions as kernel
+from powercontext.exceptions import DomainError
+
 from . import exceptions as api_exceptions
-from .exceptions import DomainError
 from .validation import errors_from_drf
 
 logger = logging.getLogger("powercontext.errors")
@@ -43,9 +45,7 @@ def error_response(error: DomainError) -> HttpResponse:
 
 def _translate_drf(exc: drf_exceptions.APIException) -> DomainError:
     if isinstance(exc, drf_exceptions.ValidationError):
-        return api_exceptions.RequestValidationError(
-            errors_from_drf(exc.detail, ["body"])
-        )
+        return kernel.RequestValidationError(errors_from_drf(exc.detail, ["body"]))
     if isinstance(
         exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)
     ):
@@ -56,15 +56,15 @@ def _translate_drf(exc: drf_exceptions.APIException) -> DomainError:
         )
         return api_exceptions.Unauthorized(message)
     if isinstance(exc, drf_exceptions.PermissionDenied):
-        return api_exceptions.Forbidden()
+        return kernel.Forbidden()
     if isinstance(exc, drf_exceptions.NotFound):
-        return api_exceptions.NotFound()
+        return kernel.NotFound()
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
         return api_exceptions.MethodNotAllowed()
     if isinstance(exc, drf_exceptions.UnsupportedMediaType):
         return api_exceptions.UnsupportedMediaType()
     if isinstance(exc, drf_exceptions.ParseError):
-        return api_exceptions.RequestValidationError.single(
+        return kernel.RequestValidationError.single(
             ["body"], "json_invalid", "The request body is not valid JSON."
         )
     if isinstance(exc, drf_exceptions.Throttled):
@@ -79,7 +79,7 @@ def as_domain_error(exc: BaseException) -> DomainError:
     if isinstance(exc, DomainError):
         return exc
     if isinstance(exc, Http404):
-        return api_exceptions.NotFound()
+        return kernel.NotFound()
     if isinstance(exc, drf_exceptions.APIException):
         return _translate_drf(exc)
     if isinstance(exc, (OperationalError, InterfaceError)):
@@ -99,9 +99,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRespon
 
 def not_found_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     """Catch-all route and ``handler404``: unknown paths answer the envelope."""
-    return error_response(
-        api_exceptions.NotFound("No such route: check the method and path.")
-    )
+    return error_response(kernel.NotFound("No such route: check the method and path."))
 
 
 def server_error_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -120,4 +118,4 @@ def permission_denied_view(
     request: HttpRequest, *args: Any, **kwargs: Any
 ) -> HttpResponse:
     """``handler403`` outside DRF (e.g. CSRF failure in the admin)."""
-    return error_response(api_exceptions.Forbidden("Forbidden."))
+    return error_response(kernel.Forbidden("Forbidden."))

@@ -1,63 +1,13 @@
-"""The one exception hierarchy every layer raises; ``errors.py`` renders it.
+"""Errors only the HTTP layer meets: authentication, query values, cursors, body
+limits, media types, methods, rate limits, outages.
 
-A ``DomainError`` carries its HTTP status, a stable machine-readable ``code``, a
-human message and optional ``details``. Services raise subclasses defined in their
-app's ``exceptions.py``; views and serializers never build error bodies.
+They extend the kernel's ``DomainError`` (``powercontext.exceptions``), so the one
+renderer (``errors.py``) gives them the same envelope.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
-
-class DomainError(Exception):
-    """Base of every error the API reports on purpose."""
-
-    status_code: ClassVar[int] = 400
-    code: ClassVar[str] = "invalid_request"
-    message: str = "The request is invalid."
-
-    def __init__(
-        self,
-        message: str | None = None,
-        *,
-        details: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.message = message or type(self).message
-        self.details = details
-        self.headers = headers or {}
-        super().__init__(self.message)
-
-
-class InvalidRequest(DomainError):
-    """A schema violation or a domain rule that rejects the request (422)."""
-
-    status_code = 422
-    code = "invalid_request"
-    message = "The request violates the API contract."
-
-    @classmethod
-    def for_field(
-        cls, field: str, reason: str, message: str | None = None
-    ) -> InvalidRequest:
-        return cls(message, details={"field": field, "reason": reason})
-
-
-class RequestValidationError(InvalidRequest):
-    """Schema errors: ``details.errors`` lists ``{type, loc, msg}`` items."""
-
-    def __init__(
-        self, errors: list[dict[str, Any]], message: str | None = None
-    ) -> None:
-        super().__init__(message, details={"errors": errors})
-        self.errors = errors
-
-    @classmethod
-    def single(
-        cls, loc: list[str | int], type_: str, msg: str
-    ) -> RequestValidationError:
-        return cls([{"type": type_, "loc": loc, "msg": msg}])
+from powercontext.exceptions import DomainError
 
 
 class BadRequest(DomainError):
@@ -89,28 +39,10 @@ class Unauthorized(DomainError):
         super().__init__(message, headers={"WWW-Authenticate": "Bearer"})
 
 
-class Forbidden(DomainError):
-    status_code = 403
-    code = "forbidden"
-    message = "The token holds no grant for this action on this scope."
-
-
-class NotFound(DomainError):
-    status_code = 404
-    code = "not_found"
-    message = "The requested resource was not found."
-
-
 class MethodNotAllowed(DomainError):
     status_code = 405
     code = "method_not_allowed"
     message = "The method is not allowed on this resource."
-
-
-class PreconditionFailed(DomainError):
-    status_code = 412
-    code = "precondition_failed"
-    message = "If-Match does not match the current version."
 
 
 class RequestTooLarge(DomainError):

@@ -1,21 +1,35 @@
-"""The OpenAPI document (``/openapi.json``) and the pieces drf-spectacular needs.
+"""The OpenAPI document (``/openapi.json``), generated from the request models.
 
-The document is generated once per process from the code and then served from
-memory: generation is slow and not safe to run concurrently.
+Operations document their path, query, body and answers with the same pydantic
+models that validate them (``<app>/inputs.py``) and describe them
+(``<app>/schemas.py``): ``PydanticSchema`` maps a model to a component (request
+bodies in pydantic's validation mode, answers in its serialization mode), and
+``documented`` turns a view method's models into drf-spectacular's
+``extend_schema``. The document is OpenAPI 3.1 (pydantic writes JSON Schema
+2020-12), generated once per process and then served from memory: generation is
+slow and not safe to run concurrently.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, get_args
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import (
+    OpenApiAuthenticationExtension,
+    OpenApiSerializerExtension,
+)
 from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.renderers import OpenApiJsonRenderer
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from pydantic import BaseModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from .schema import error_responses
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
@@ -24,6 +38,101 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
         return {"type": "http", "scheme": "bearer"}
+
+
+class PydanticSchema(OpenApiSerializerExtension):
+    """Any pydantic model as a schema component; requests named ``<Model>Request``
+    (validation mode: defaults make fields optional), answers ``<Model>``."""
+
+    target_class = "pydantic.BaseModel"
+    match_subclasses = True
+    priority = 1  # above drf-spectacular's own contrib extension
+
+    def get_name(self, auto_schema: Any, direction: str) -> str:
+        return _component_name(self.target.__name__, direction)
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        mode = "validation" if direction == "request" else "serialization"
+        schema = self.target.model_json_schema(
+            mode=mode,
+            ref_template="#/components/schemas/{model}"
+            + ("Request" if direction == "request" else ""),
+        )
+        nested = _nested_models(self.target)
+        for name, sub_schema in schema.pop("$defs", {}).items():
+            auto_schema.registry.register_on_missing(
+                ResolvedComponent(
+                    name=_component_name(name, direction),
+                    type=ResolvedComponent.SCHEMA,
+                    # The class itself, as drf-spectacular identifies a model used
+                    # at the top level, so both registrations are one component.
+                    object=nested.get(name, name),
+                    schema=sub_schema,
+                )
+            )
+        return schema
+
+
+def _nested_models(model: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """Every model class reachable from ``model``'s fields, by class name."""
+    found: dict[str, type[BaseModel]] = {}
+    pending: list[Any] = [field.annotation for field in model.model_fields.values()]
+    while pending:
+        annotation = pending.pop()
+        is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+        if is_model and annotation.__name__ not in found:
+            found[annotation.__name__] = annotation
+            pending.extend(f.annotation for f in annotation.model_fields.values())
+        pending.extend(get_args(annotation))
+    return found
+
+
+def _component_name(name: str, direction: str) -> str:
+    return f"{name}Request" if direction == "request" else name
+
+
+def parameters(
+    model: type[BaseModel], location: Literal["path", "query"]
+) -> list[OpenApiParameter]:
+    """One parameter per field of ``model`` (``OpenApiParameter.PATH``/``QUERY``)."""
+    schema = model.model_json_schema(mode="validation")
+    required = set(schema.get("required", ()))
+    return [
+        OpenApiParameter(
+            name,
+            type=field_schema,
+            location=location,
+            required=location == OpenApiParameter.PATH or name in required,
+            description=field_schema.get("description", ""),
+        )
+        for name, field_schema in schema["properties"].items()
+    ]
+
+
+def documented(
+    operation_id: str,
+    *,
+    tags: list[str],
+    path: type[BaseModel] | None = None,
+    query: type[BaseModel] | None = None,
+    body: type[BaseModel] | None = None,
+    answers: dict[Any, Any],
+    errors: Iterable[int] = (),
+    headers: Iterable[OpenApiParameter] = (),
+) -> Callable[[Any], Any]:
+    """``extend_schema`` for an operation described by pydantic models."""
+    found: list[OpenApiParameter] = []
+    if path is not None:
+        found += parameters(path, OpenApiParameter.PATH)
+    if query is not None:
+        found += parameters(query, OpenApiParameter.QUERY)
+    return extend_schema(
+        operation_id=operation_id,
+        parameters=[*found, *headers],
+        request=body,
+        responses={**answers, **error_responses(*errors)},
+        tags=tags,
+    )
 
 
 class PlainJsonOpenApiRenderer(OpenApiJsonRenderer):

@@ -13,9 +13,9 @@ from typing import IO, Any
 
 from rest_framework.parsers import BaseParser
 
+from powercontext.exceptions import RequestValidationError
 from powercontext.jsonvalues import request_float
 
-from .exceptions import RequestValidationError
 from .validation import check_json_value
 
 

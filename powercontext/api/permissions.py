@@ -11,9 +11,8 @@ from typing import Any
 
 from rest_framework.permissions import BasePermission
 
-from .exceptions import Forbidden
-from .models import Role
-from .principals import Principal
+from powercontext.exceptions import Forbidden
+from powercontext.principals import Principal, Role
 
 
 class IsAuthenticatedPrincipal(BasePermission):

@@ -10,10 +10,8 @@ starts with where the value was: ``body``, ``query`` or ``path``.
 from __future__ import annotations
 
 import copy
-import math
-import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -22,15 +20,19 @@ from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.settings import api_settings
 
-from powercontext.jsonvalues import MAX_SAFE_INTEGER
+from powercontext.exceptions import RequestValidationError
+from powercontext.text import (
+    EARLIEST_DATETIME,
+    IDENTITY_MAX_LENGTH,
+    LATEST_DATETIME,
+    RFC3339,
+    format_datetime,
+    number_problem,
+    parse_decimal_integer,
+    text_problem,
+)
 
-from .exceptions import BadRequest, RequestValidationError
-
-IDENTITY_MAX_LENGTH = 256
-# Only ASCII digits are digits on the wire: ``\d`` in a ``str`` pattern, like
-# ``str.isdigit()`` and ``int()``, also takes any Unicode digit (Arabic-Indic,
-# fullwidth, ...).
-DECIMAL_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+from .exceptions import BadRequest
 
 # DRF's generic codes, renamed to the vocabulary the reference uses.
 _DRF_CODE_TO_TYPE = {
@@ -47,33 +49,6 @@ _DRF_CODE_TO_TYPE = {
     "empty": "too_short",
     "max_string_length": "int_parsing",
 }
-
-
-# --- Text and number safety ---------------------------------------------------------
-
-
-def text_problem(value: str) -> str | None:
-    """Why ``value`` cannot be stored as-is (NUL or unpaired surrogate), or None."""
-    if "\x00" in value:
-        return "must not contain NUL characters"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "must not contain unpaired surrogates"
-    return None
-
-
-def number_problem(value: int | float) -> str | None:
-    """Why a JSON number cannot be canonicalised (RFC 8785), or None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        if abs(value) > MAX_SAFE_INTEGER:
-            return "integers must be within +-(2^53-1)"
-        return None
-    if not math.isfinite(value):
-        return "numbers must be finite"
-    return None
 
 
 def safe_loc_part(part: str | int) -> str | int:
@@ -243,30 +218,6 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-_RFC3339 = re.compile(
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}"
-    r"(?:\.[0-9]{1,6})?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
-)
-
-
-def parse_decimal_integer(text: str) -> int | None:
-    """``text`` as an integer if it is 1..18 ASCII digits with an optional sign."""
-    return int(text) if DECIMAL_INTEGER.fullmatch(text) else None
-
-
-def format_datetime(value: datetime) -> str:
-    """UTC RFC 3339 with ``Z`` (microseconds only when present)."""
-    text = value.astimezone(UTC).isoformat()
-    return text.removesuffix("+00:00") + "Z"
-
-
-# The instants a value digest can hold: it stores a date-time as integer
-# microseconds since the epoch, and RFC 8785 only allows integers within +-(2^53-1).
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-EARLIEST_DATETIME = _EPOCH - timedelta(microseconds=MAX_SAFE_INTEGER)
-LATEST_DATETIME = _EPOCH + timedelta(microseconds=MAX_SAFE_INTEGER)
-
-
 @extend_schema_field(OpenApiTypes.DATETIME)
 class StrictDateTimeField(serializers.Field):
     """An RFC 3339 string with an explicit offset and at most 6 fractional digits.
@@ -293,7 +244,7 @@ class StrictDateTimeField(serializers.Field):
     def to_internal_value(self, data: Any) -> datetime:
         if not isinstance(data, str):
             self.fail("datetime_type")
-        if not _RFC3339.match(data):
+        if not RFC3339.match(data):
             self.fail("datetime_format")
         try:
             parsed = datetime.fromisoformat(data.replace("z", "Z").replace("t", "T"))

@@ -29,7 +29,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "powercontext.api",
+    "powercontext.access",
     "sources",
     "sessions_app",
     "handoffs",
@@ -164,6 +164,14 @@ STORAGES = {
 POWERCONTEXT_MAX_BODY_BYTES = env.int(
     "POWERCONTEXT_MAX_BODY_BYTES", default=16 * 1024 * 1024
 )
+# One Source's stored content (canonical JSON, UTF-8 bytes), on every capture path.
+POWERCONTEXT_MAX_SOURCE_BYTES = env.int(
+    "POWERCONTEXT_MAX_SOURCE_BYTES", default=2 * 1024 * 1024
+)
+# No answer carries more bytes of content than this; lists stop early.
+POWERCONTEXT_MAX_RESPONSE_BYTES = env.int(
+    "POWERCONTEXT_MAX_RESPONSE_BYTES", default=16 * 1024 * 1024
+)
 # Django's own guards stay consistent with ours; ours answers first with the envelope.
 DATA_UPLOAD_MAX_MEMORY_SIZE = POWERCONTEXT_MAX_BODY_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
@@ -231,6 +239,8 @@ SPECTACULAR_SETTINGS = {
         "evidence; wire-compatible with PowerContext 1.4.1."
     ),
     "VERSION": "0.1.0",
+    # pydantic writes JSON Schema 2020-12 (``type: null`` in ``anyOf``): OpenAPI 3.1.
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from powercontext.api.principals import Principal
+from powercontext.principals import Principal
 
 from ..exceptions import NotHostKey, NotWorkerKey
 from ..meta import Owner, known_owner, owner_of, same_value, sanitize_value

@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 from django.db import transaction
 
-from powercontext.api.exceptions import InvalidRequest
-from powercontext.api.principals import Principal
-from powercontext.api.validation import IDENTITY_MAX_LENGTH
+from powercontext.exceptions import InvalidRequest
+from powercontext.principals import Principal
+from powercontext.text import IDENTITY_MAX_LENGTH
 from sources.services import AttemptLog, Receipt, attempt_log, working_note_capture
 
 from ..meta import WORKING_NOTES_KEY, Owner, sanitize_working_notes
@@ -26,7 +27,7 @@ from ..preconditions import IfMatch
 from ..selectors import WorkingNotesState
 from .writes import EnvelopeWrite, Meta, Writer, envelope_write, set_key
 
-DEFAULT_NOTE_KIND = "host_context"
+DEFAULT_NOTE_KIND: Final = "host_context"
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,11 @@ from datetime import UTC, datetime, timedelta
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from powercontext.api.db import violates_constraint
-from powercontext.api.exceptions import PreconditionFailed
-from powercontext.api.principals import Principal
 from powercontext.canonical import canonical_json, canonical_sha256
+from powercontext.db.constraints import violates_constraint
+from powercontext.exceptions import PreconditionFailed
+from powercontext.principals import Principal
+from sources.selectors import scope_require
 
 from ..meta import (
     WORKING_NOTES_KEY,
@@ -38,7 +39,7 @@ from ..meta import (
 )
 from ..models import EnvelopeRevision, EnvelopeValue, SessionEnvelope, WriteOperation
 from ..preconditions import IfMatch
-from ..selectors import EnvelopeState, envelope_state, require_scope
+from ..selectors import EnvelopeState, envelope_state
 
 Meta = dict[str, Scalar]
 MetaChange = Callable[[Meta], Meta]
@@ -97,7 +98,7 @@ def envelope_write(
     # Taken after the lock, so updated_at follows the order writes happen in.
     now = timezone.now()
     if envelope is None:
-        require_scope(scope_id=scope_id)
+        scope_require(scope_id=scope_id)
         _require_precondition(if_match, None)
         if not create:
             return EnvelopeWrite(

@@ -8,12 +8,11 @@ from .capture import (
     source_create,
     working_note_capture,
 )
-from .scopes import ExternalReference, scope_create
+from .scopes import scope_create
 
 __all__ = [
     "AttemptLog",
     "CreatedSource",
-    "ExternalReference",
     "Receipt",
     "attempt_log",
     "scope_create",

@@ -29,9 +29,9 @@ from typing import Any, NoReturn
 from django.db import IntegrityError
 from django.utils import timezone
 
-from powercontext.api.db import violates_constraint
-from powercontext.api.principals import Principal
-from powercontext.api.validation import format_datetime
+from powercontext.db.constraints import violates_constraint
+from powercontext.principals import Principal
+from powercontext.text import format_datetime
 from sources import selectors
 from sources.digests import (
     SourceValue,

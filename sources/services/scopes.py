@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from powercontext.api.db import violates_constraint
-from powercontext.api.models import Role
-from powercontext.api.principals import Principal
-from powercontext.api.tokens import grant_add
+from powercontext.access.tokens import grant_add
 from powercontext.canonical import canonical_sha256
+from powercontext.db.constraints import violates_constraint
+from powercontext.principals import Principal, Role
 from sources.exceptions import ScopeIdempotencyConflict, ScopeNotFound
 from sources.identifiers import new_scope_id
 from sources.models import (
@@ -20,12 +19,7 @@ from sources.models import (
     ScopeExternalReference,
     SourceJournalHead,
 )
-
-
-@dataclass(frozen=True)
-class ExternalReference:
-    kind: str
-    value: str
+from sources.selectors import ScopeView, scope_get
 
 
 def scope_create(
@@ -34,11 +28,11 @@ def scope_create(
     title: str,
     summary: str,
     parent_scope_id: str | None,
-    context_references: list[str],
-    external_references: list[ExternalReference],
+    context_references: Sequence[str],
+    external_references: Sequence[tuple[str, str]],
     idempotency_key: str,
     request_id: str,
-) -> tuple[Scope, bool]:
+) -> tuple[ScopeView, bool]:
     """Create a scope, or return the one this principal created with the same key.
 
     Returns ``(scope, created)``. The same ``idempotency_key`` with the same
@@ -53,10 +47,8 @@ def scope_create(
             "title": title,
             "summary": summary,
             "parent_scope_id": parent_scope_id,
-            "context_references": context_references,
-            "external_references": [
-                [ref.kind, ref.value] for ref in external_references
-            ],
+            "context_references": list(context_references),
+            "external_references": [list(ref) for ref in external_references],
         }
     )
     referenced = set(context_references) | (
@@ -91,20 +83,27 @@ def scope_create(
             )
             if existing.request_digest != digest:
                 raise ScopeIdempotencyConflict() from None
-            return existing, False
+            return scope_get(scope_id=existing.scope_id), False
         ScopeContextReference.objects.bulk_create(
             ScopeContextReference(scope=scope, ordinal=index, referenced_id=target)
             for index, target in enumerate(context_references)
         )
         ScopeExternalReference.objects.bulk_create(
-            ScopeExternalReference(
-                scope=scope, ordinal=index, kind=ref.kind, value=ref.value
-            )
-            for index, ref in enumerate(external_references)
+            ScopeExternalReference(scope=scope, ordinal=index, kind=kind, value=value)
+            for index, (kind, value) in enumerate(external_references)
         )
         SourceJournalHead.objects.create(scope=scope)
         if principal.token_id is not None:
             grant_add(
                 token_id=principal.token_id, scope_id=scope.scope_id, role=Role.ADMIN
             )
-    return scope, True
+    view = ScopeView(
+        scope_id=scope.scope_id,
+        title=title,
+        summary=summary,
+        parent_scope_id=parent_scope_id,
+        version=scope.version,
+        context_references=list(context_references),
+        external_references=list(external_references),
+    )
+    return view, True

@@ -13,8 +13,9 @@ import time_machine
 from django.core.management import call_command
 from django.utils import timezone
 
-from powercontext.api.models import ApiToken, Role, TokenGrant
-from powercontext.api.tokens import token_create, token_hash
+from powercontext.access.models import ApiToken, TokenGrant
+from powercontext.access.tokens import token_create, token_hash
+from powercontext.principals import Role
 from tests.conftest import ApiClient, create_scope, error_of
 
 pytestmark = pytest.mark.django_db

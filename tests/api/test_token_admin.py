@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from powercontext.api.models import ApiToken, TokenGrant
+from powercontext.access.models import ApiToken, TokenGrant
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from powercontext.api.models import ApiToken, TokenGrant
-from powercontext.api.tokens import token_hash
+from powercontext.access.models import ApiToken, TokenGrant
+from powercontext.access.tokens import token_hash
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext.api.validation import MAX_SAFE_INTEGER
 from powercontext.canonical import canonical_json, canonical_sha256
+from powercontext.jsonvalues import MAX_SAFE_INTEGER
 from sources.digests import SourceValue, value_digest
 
 SAFE_INTEGERS = st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)

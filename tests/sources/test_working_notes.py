@@ -185,7 +185,7 @@ def test_required_note_fields(api: ApiClient, scope_id: str, missing: str) -> No
     response = api.post(NOTES, body)
 
     assert error_of(response)["details"]["errors"] == [
-        {"type": "missing", "loc": ["body", missing], "msg": "This field is required."}
+        {"type": "missing", "loc": ["body", missing], "msg": "Field required"}
     ]
 
 

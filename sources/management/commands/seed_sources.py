@@ -36,12 +36,15 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from powercontext.api.db import violates_constraint
-from powercontext.api.management.arguments import decimal_fraction, decimal_integer
-from powercontext.api.principals import Principal
-from powercontext.api.validation import IDENTITY_MAX_LENGTH, text_problem
+from powercontext.cli import decimal_fraction, decimal_integer
+from powercontext.db.constraints import violates_constraint
+from powercontext.exceptions import RequestValidationError
+from powercontext.inputs import validate_input
+from powercontext.principals import Principal
+from powercontext.text import IDENTITY_MAX_LENGTH, text_problem
 from sources.digests import SourceValue, canonical_content, content_digest_of
 from sources.digests import value_digest as digest_of_value
+from sources.inputs import ScopeCreate
 from sources.models import (
     CaptureAttempt,
     CaptureOutcome,
@@ -50,7 +53,6 @@ from sources.models import (
     SourceJournalHead,
     WorkingNoteKind,
 )
-from sources.serializers import ScopeCreateInput
 from sources.services import scope_create
 from sources.services.capture import IDENTITY_CONSTRAINT
 
@@ -187,18 +189,21 @@ class Command(BaseCommand):
 
     def _new_scope(self, title: str) -> str:
         """Create the scope to seed; its title is checked as the API checks it."""
+        problem = text_problem(title)
+        if problem:
+            raise CommandError(f"Bad --create-scope title: title {problem}.")
         fields = {
             "title": title,
             "summary": f"Seeded by manage.py seed_sources: {title}",
             "idempotency_key": f"seed-{secrets.token_hex(8)}",
         }
-        scope_input = ScopeCreateInput(data=fields)
-        if not scope_input.is_valid():
+        try:
+            validate_input(ScopeCreate, fields, where="option")
+        except RequestValidationError as invalid:
             problems = "; ".join(
-                f"{field}: {' '.join(map(str, errors))}"
-                for field, errors in scope_input.errors.items()
+                f"{error['loc'][-1]}: {error['msg']}" for error in invalid.errors
             )
-            raise CommandError(f"Bad --create-scope title: {problems}")
+            raise CommandError(f"Bad --create-scope title: {problems}") from None
         scope, _ = scope_create(
             principal=Principal(name=SEED_PRINCIPAL),
             parent_scope_id=None,

@@ -10,8 +10,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from powercontext.api.exceptions import DomainError
-from powercontext.api.tokens import token_revoke
+from powercontext.access.tokens import token_revoke
+from powercontext.exceptions import DomainError
 
 
 class Command(BaseCommand):

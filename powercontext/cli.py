@@ -12,7 +12,7 @@ import argparse
 import re
 from fractions import Fraction
 
-from powercontext.api.validation import parse_decimal_integer
+from powercontext.text import parse_decimal_integer
 
 
 def decimal_integer(text: str) -> int:

@@ -1,10 +1,24 @@
-"""Who is calling and what they may do: ``Principal`` and its grants."""
+"""Who is calling and what they may do: roles, grants and the ``Principal``.
+
+A grant is ``(scope, role)``; the scope is one scope id or ``*`` (every scope).
+Roles are ordered: ``viewer`` < ``contributor`` < ``admin``, each including the
+ones below it (api.md 3).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-from .models import ALL_SCOPES, ROLE_RANK, Role
+
+class Role(StrEnum):
+    VIEWER = "viewer"
+    CONTRIBUTOR = "contributor"
+    ADMIN = "admin"
+
+
+ROLE_RANK = {Role.VIEWER: 1, Role.CONTRIBUTOR: 2, Role.ADMIN: 3}
+ALL_SCOPES = "*"
 
 
 @dataclass(frozen=True)

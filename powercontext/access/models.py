@@ -9,15 +9,9 @@ from __future__ import annotations
 
 from django.db import models
 
+from powercontext.principals import Role
 
-class Role(models.TextChoices):
-    VIEWER = "viewer", "viewer"
-    CONTRIBUTOR = "contributor", "contributor"
-    ADMIN = "admin", "admin"
-
-
-ROLE_RANK = {Role.VIEWER: 1, Role.CONTRIBUTOR: 2, Role.ADMIN: 3}
-ALL_SCOPES = "*"
+ROLE_CHOICES = [(role.value, role.value) for role in Role]
 # Column widths, which ``tokens.token_request_check`` enforces before any write.
 PREFIX_MAX_LENGTH = 16
 PRINCIPAL_MAX_LENGTH = 150
@@ -54,7 +48,7 @@ class TokenGrant(models.Model):
         max_length=GRANT_SCOPE_MAX_LENGTH,
         help_text='A scope id, or "*" for every scope.',
     )
-    role = models.CharField(max_length=16, choices=Role.choices)
+    role = models.CharField(max_length=16, choices=ROLE_CHOICES)
 
     class Meta:
         constraints = [

@@ -14,10 +14,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from .admin_tools import ExactSearchMixin
-from .exceptions import InvalidRequest
+from powercontext.admintools import ExactSearchMixin
+from powercontext.exceptions import InvalidRequest
+from powercontext.principals import Role
+
 from .management.commands.createtoken import grants_check, parse_grant
-from .models import ApiToken, Role, TokenGrant
+from .models import ApiToken, TokenGrant
 from .tokens import token_create, token_request_check, token_revoke
 
 # token_request_check's ``details.field`` -> the form field to show it on.

@@ -14,10 +14,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from powercontext.api.exceptions import DomainError
-from powercontext.api.management.arguments import decimal_integer
-from powercontext.api.models import ALL_SCOPES, Role
-from powercontext.api.tokens import token_create, token_request_check
+from powercontext.access.tokens import token_create, token_request_check
+from powercontext.cli import decimal_integer
+from powercontext.exceptions import DomainError
+from powercontext.principals import ALL_SCOPES, Role
 from sources.selectors import scope_ids_unknown
 
 MAX_EXPIRES_IN_DAYS = 36_500  # a century; beyond it timedelta arithmetic overflows
@@ -25,10 +25,10 @@ MAX_EXPIRES_IN_DAYS = 36_500  # a century; beyond it timedelta arithmetic overfl
 
 def parse_grant(text: str) -> tuple[str, Role]:
     scope_id, sep, role = text.rpartition(":")
-    if not sep or not scope_id or role not in Role.values:
+    if not sep or not scope_id or role not in set(Role):
         raise CommandError(
             f"Bad --grant {text!r}: use SCOPE:ROLE, SCOPE a scope id or '*', "
-            f"ROLE one of {', '.join(Role.values)}."
+            f"ROLE one of {', '.join(Role)}."
         )
     return scope_id, Role(role)
 

@@ -12,20 +12,19 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from powercontext.db.constraints import violates_constraint
 from powercontext.db.cursors import prepared_cursor
+from powercontext.exceptions import InvalidRequest, NotFound
+from powercontext.principals import Grant, Principal, Role
+from powercontext.text import text_problem
 
-from .db import violates_constraint
-from .exceptions import InvalidRequest, NotFound
 from .models import (
     GRANT_SCOPE_MAX_LENGTH,
     PREFIX_MAX_LENGTH,
     PRINCIPAL_MAX_LENGTH,
     ApiToken,
-    Role,
     TokenGrant,
 )
-from .principals import Grant, Principal
-from .validation import text_problem
 
 TOKEN_PREFIX = "pct_"  # noqa: S105 - the public marker of our tokens
 VISIBLE_PREFIX_LENGTH = 12

@@ -12,8 +12,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from powercontext.api.models import Role
-from powercontext.api.tokens import token_create
+from powercontext.access.tokens import token_create
+from powercontext.principals import Role
 
 
 class Command(BaseCommand):

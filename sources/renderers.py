@@ -1,0 +1,82 @@
+"""Wire shapes of the registry's answers, from domain objects (no queries)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from powercontext.jsonvalues import stored_json_loads
+from powercontext.text import format_datetime
+
+from .availability import availability_of
+from .selectors import ScopeView
+from .services import Receipt
+
+
+def scope_descriptor(scope: ScopeView) -> dict[str, Any]:
+    """The ScopeDescriptor of ``scope``."""
+    return {
+        "scope_id": scope.scope_id,
+        "title": scope.title,
+        "summary": scope.summary,
+        "parent_scope_id": scope.parent_scope_id,
+        "context_references": scope.context_references,
+        "external_references": [
+            {"kind": kind, "value": value} for kind, value in scope.external_references
+        ],
+        "version": scope.version,
+    }
+
+
+def receipt_body(receipt: Receipt) -> dict[str, Any]:
+    """The capture receipt, exactly the reference's three keys."""
+    return {
+        "status": "accepted",
+        "source": {"name": receipt.source_type, "source_id": receipt.source_id},
+        "position": receipt.position,
+    }
+
+
+def source_record(row: Any) -> dict[str, Any]:
+    """The SourceRecord of a row (a dict or an object with the record fields)."""
+    fields = row if isinstance(row, dict) else vars(row)
+    return {
+        "receipt_identity": None,
+        "scope_id": fields["scope_id"],
+        "source_type": fields["source_type"],
+        "source_id": fields["source_id"],
+        "content": stored_json_loads(fields["content"]),
+        "position": fields["position"],
+        "content_digest": fields["content_digest"],
+    }
+
+
+def attempt_item(attempt: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "outcome": attempt["outcome"],
+        "reason": attempt["reason"],
+        "at": format_datetime(attempt["at"]),
+        "principal": attempt["principal"],
+        "request_id": attempt["request_id"],
+    }
+
+
+def audit_record(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    expires_at = row["expires_at"]
+    state = availability_of(
+        is_working_note=row["is_working_note"], expires_at=expires_at, now=now
+    )
+    return {
+        **source_record(row),
+        "metadata": row["metadata"],
+        "working_note": row["is_working_note"],
+        "session_id": row["session_id"],
+        "note_kind": row["note_kind"],
+        "expires_at": None if expires_at is None else format_datetime(expires_at),
+        "state": state.value,
+        "created_at": format_datetime(row["created_at"]),
+        "created_by": row["created_by"],
+        "request_id": row["request_id"],
+        "attempts_total": row["attempts_total"],
+        "attempts": [attempt_item(attempt) for attempt in row["attempts"]],
+    }

@@ -1,0 +1,94 @@
+"""The answers of the registry's operations, as documentation.
+
+These models describe the wire shapes in OpenAPI (and an MCP tool's
+``outputSchema``); nothing is validated or rendered through them. The renderers
+(``renderers.py``) build the same shapes from domain objects.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .inputs import ExternalReference, NoteKind
+
+
+class ScopeDescriptor(BaseModel):
+    scope_id: str
+    title: str
+    summary: str
+    parent_scope_id: str | None
+    context_references: list[str]
+    external_references: list[ExternalReference]
+    version: int = Field(ge=1)
+
+
+class ScopePage(BaseModel):
+    items: list[ScopeDescriptor]
+    next_cursor: str | None
+
+
+class SourceReference(BaseModel):
+    name: Literal["content"] = Field(description="The source type.")
+    source_id: str
+
+
+class CaptureReceipt(BaseModel):
+    status: Literal["accepted"]
+    source: SourceReference
+    position: int = Field(ge=1)
+
+
+class SourceRecord(BaseModel):
+    receipt_identity: None
+    scope_id: str
+    source_type: Literal["content"]
+    source_id: str
+    content: Any = Field(description="The captured JSON value.")
+    position: int = Field(ge=1)
+    content_digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+class SourcePage(BaseModel):
+    items: list[SourceRecord]
+    next_cursor: str | None
+
+
+class SourceWindow(BaseModel):
+    items: list[SourceRecord]
+    next_after: int
+    high_watermark: int
+
+
+class Attempt(BaseModel):
+    outcome: Literal["accepted", "replayed", "conflict", "rejected"]
+    reason: str | None
+    at: datetime
+    principal: str
+    request_id: str
+
+
+class AttemptPage(BaseModel):
+    items: list[Attempt]
+    next_cursor: str | None
+
+
+class AuditRecord(SourceRecord):
+    metadata: dict[str, Any] | None
+    working_note: bool
+    session_id: str | None
+    note_kind: NoteKind | None
+    expires_at: datetime | None
+    state: Literal["active", "expired", "closed", "purged"]
+    created_at: datetime
+    created_by: str
+    request_id: str
+    attempts_total: int
+    attempts: list[Attempt]
+
+
+class AuditPage(BaseModel):
+    items: list[AuditRecord]
+    next_cursor: str | None

@@ -1,0 +1,39 @@
+"""Reads from the registry, always filtered by scope (``scopes``, ``records``,
+``audit``)."""
+
+from .audit import AuditFilters, attempt_page, audit_get, audit_page
+from .records import (
+    SourceIdentity,
+    Window,
+    scope_watermark,
+    source_get,
+    source_identity_find,
+    source_page,
+    source_window,
+)
+from .scopes import (
+    ScopeView,
+    scope_get,
+    scope_ids_unknown,
+    scope_list,
+    scope_require,
+)
+
+__all__ = [
+    "AuditFilters",
+    "ScopeView",
+    "SourceIdentity",
+    "Window",
+    "attempt_page",
+    "audit_get",
+    "audit_page",
+    "scope_get",
+    "scope_ids_unknown",
+    "scope_list",
+    "scope_require",
+    "scope_watermark",
+    "source_get",
+    "source_identity_find",
+    "source_page",
+    "source_window",
+]
