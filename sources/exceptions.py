@@ -28,7 +28,12 @@ class SourceConflict(DomainError):
 
 
 class CaptureRejected(DomainError):
-    """A domain rule refused a capture (422); ``reason`` is the attempt log's code."""
+    """A domain rule refused a capture (422).
+
+    ``reason`` is the rule's code, in the attempt log and in ``details.reason``;
+    ``detail_reason`` replaces it in the details where the reference words the
+    reason differently (the reserved receipt schema).
+    """
 
     status_code = 422
     code = "invalid_request"
@@ -39,11 +44,10 @@ class CaptureRejected(DomainError):
         *,
         reason: str,
         field: str,
-        detail_reason: str,
+        detail_reason: str | None = None,
         message: str | None = None,
         **extra: str,
     ) -> None:
-        super().__init__(
-            message, details={"field": field, "reason": detail_reason, **extra}
-        )
+        details = {"field": field, "reason": detail_reason or reason, **extra}
+        super().__init__(message, details=details)
         self.reason = reason

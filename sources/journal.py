@@ -15,10 +15,7 @@ transaction. See docs/decisions/0002-position-allocator.md.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from django.db import connection, transaction
 
@@ -26,40 +23,35 @@ from powercontext.db.cursors import prepared_cursor
 
 from .exceptions import ScopeNotFound
 from .models import CaptureAttempt, CaptureOutcome, ContentSource, SourceJournalHead
-
-
-@dataclass(frozen=True)
-class NewSource:
-    """A fully prepared Source row, minus its position."""
-
-    scope_id: str
-    source_type: str
-    source_id: str
-    content: str
-    metadata: dict
-    is_working_note: bool
-    session_id: str | None
-    note_kind: str | None
-    expires_at: datetime | None
-    value_digest: str
-    content_digest: str
-    created_at: datetime
-    created_by: str
-    request_id: str
-
+from .rows import (
+    ACCEPTED_ATTEMPT_FROM_SOURCE,
+    ATTEMPT_FIELDS,
+    SOURCE_FIELDS,
+    SourceRow,
+)
 
 _HEAD = SourceJournalHead._meta.db_table
 _SOURCE = ContentSource._meta.db_table
 _ATTEMPT = CaptureAttempt._meta.db_table
+# Each value is sent once, as the one row of ``arg``, and cast where the column
+# is not text.
+_CASTS = {
+    "metadata": "::jsonb",
+    "expires_at": "::timestamptz",
+    "created_at": "::timestamptz",
+}
+_ARG_VALUES = ", ".join(f"%s{_CASTS.get(name, '')}" for name in SOURCE_FIELDS)
+_ACCEPTED = {
+    **{
+        column: f"arg.{field}" for column, field in ACCEPTED_ATTEMPT_FROM_SOURCE.items()
+    },
+    "outcome": f"'{CaptureOutcome.ACCEPTED.value}'",
+    "reason": "NULL",
+}
 
 _POSTGRES_CAPTURE = f"""
-WITH arg (
-    scope_id, source_type, source_id, content, metadata, is_working_note,
-    session_id, note_kind, expires_at, value_digest, content_digest, created_at,
-    created_by, request_id
-) AS (
-    VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s::timestamptz, %s, %s,
-            %s::timestamptz, %s, %s)
+WITH arg ({", ".join(SOURCE_FIELDS)}) AS (
+    VALUES ({_ARG_VALUES})
 ), existing AS (
     SELECT s.position, s.value_digest FROM {_SOURCE} s, arg
     WHERE s.scope_id = arg.scope_id AND s.source_type = arg.source_type
@@ -70,25 +62,13 @@ WITH arg (
     WHERE h.scope_id = arg.scope_id AND NOT EXISTS (SELECT 1 FROM existing)
     RETURNING h.last_position
 ), source AS (
-    INSERT INTO {_SOURCE} (
-        scope_id, source_type, source_id, position, content, metadata,
-        is_working_note, session_id, note_kind, expires_at, value_digest,
-        content_digest, created_at, created_by, request_id
-    )
-    SELECT arg.scope_id, arg.source_type, arg.source_id, head.last_position,
-           arg.content, arg.metadata, arg.is_working_note, arg.session_id,
-           arg.note_kind, arg.expires_at, arg.value_digest, arg.content_digest,
-           arg.created_at, arg.created_by, arg.request_id
+    INSERT INTO {_SOURCE} (position, {", ".join(SOURCE_FIELDS)})
+    SELECT head.last_position, {", ".join(f"arg.{name}" for name in SOURCE_FIELDS)}
     FROM head, arg
     RETURNING position
 ), attempt AS (
-    INSERT INTO {_ATTEMPT} (
-        scope_id, source_type, source_id, outcome, reason, value_digest,
-        principal, request_id, at
-    )
-    SELECT arg.scope_id, arg.source_type, arg.source_id,
-           '{CaptureOutcome.ACCEPTED.value}', NULL, arg.value_digest, arg.created_by,
-           arg.request_id, arg.created_at
+    INSERT INTO {_ATTEMPT} ({", ".join(ATTEMPT_FIELDS)})
+    SELECT {", ".join(_ACCEPTED[name] for name in ATTEMPT_FIELDS)}
     FROM source, arg
 )
 SELECT position, NULL FROM source
@@ -110,7 +90,7 @@ class JournalOutcome:
     existing_digest: str | None
 
 
-def journal_capture(row: NewSource) -> JournalOutcome:
+def journal_capture(row: SourceRow) -> JournalOutcome:
     """Return the existing Source of ``row``'s identity, or append ``row``.
 
     The write is atomic. Called outside a transaction it is committed before
@@ -138,33 +118,16 @@ def journal_capture(row: NewSource) -> JournalOutcome:
         return capture(row)
 
 
-def _capture_postgres(row: NewSource) -> JournalOutcome:
-    params: list[Any] = [
-        row.scope_id,
-        row.source_type,
-        row.source_id,
-        row.content,
-        json.dumps(row.metadata, ensure_ascii=False),
-        row.is_working_note,
-        row.session_id,
-        row.note_kind,
-        row.expires_at,
-        row.value_digest,
-        row.content_digest,
-        row.created_at,
-        row.created_by,
-        row.request_id,
-    ]
+def _capture_postgres(row: SourceRow) -> JournalOutcome:
     with prepared_cursor() as cursor:
-        # Each value is sent once (the arg row), not once per use in the CTE.
-        cursor.execute(_POSTGRES_CAPTURE, params)
+        cursor.execute(_POSTGRES_CAPTURE, row.values())
         found = cursor.fetchone()
     if found is None:
         raise ScopeNotFound()
     return JournalOutcome(position=int(found[0]), existing_digest=found[1])
 
 
-def _capture_portable(row: NewSource) -> JournalOutcome:
+def _capture_portable(row: SourceRow) -> JournalOutcome:
     existing = (
         ContentSource.objects.filter(
             scope_id=row.scope_id, source_type=row.source_type, source_id=row.source_id
@@ -180,16 +143,6 @@ def _capture_portable(row: NewSource) -> JournalOutcome:
     if found is None:
         raise ScopeNotFound()
     position = int(found[0])
-    ContentSource.objects.create(position=position, **row.__dict__)
-    CaptureAttempt.objects.create(
-        scope_id=row.scope_id,
-        source_type=row.source_type,
-        source_id=row.source_id,
-        outcome=CaptureOutcome.ACCEPTED,
-        reason=None,
-        value_digest=row.value_digest,
-        principal=row.created_by,
-        request_id=row.request_id,
-        at=row.created_at,
-    )
+    ContentSource.objects.create(position=position, **vars(row))
+    CaptureAttempt.objects.create(**vars(row.accepted_attempt()))
     return JournalOutcome(position=position, existing_digest=None)

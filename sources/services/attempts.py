@@ -14,39 +14,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import astuple, dataclass, fields
-from datetime import datetime
+from dataclasses import astuple
 
 from django.db import connection, transaction
 
 from sources.models import CaptureAttempt, CaptureOutcome
+from sources.rows import ATTEMPT_FIELDS, AttemptRow
 
 logger = logging.getLogger("powercontext.attempts")
 
-
-@dataclass(frozen=True)
-class AttemptRow:
-    """One row of ``CaptureAttempt``, field for field (the one spelling of it)."""
-
-    scope_id: str
-    source_type: str
-    source_id: str
-    outcome: str
-    reason: str | None
-    value_digest: str
-    principal: str
-    request_id: str
-    at: datetime
-
-
-ATTEMPT_COLUMNS = tuple(field.name for field in fields(AttemptRow))
 
 # Sent as one simple query (Django's psycopg cursors bind parameters client-side):
 # PostgreSQL runs both statements as one transaction, so SET LOCAL applies to it.
 _UNFLUSHED_INSERT = (
     "SET LOCAL synchronous_commit TO OFF; "
-    f"INSERT INTO {CaptureAttempt._meta.db_table} ({', '.join(ATTEMPT_COLUMNS)}) "
-    f"VALUES ({', '.join(['%s'] * len(ATTEMPT_COLUMNS))})"
+    f"INSERT INTO {CaptureAttempt._meta.db_table} ({', '.join(ATTEMPT_FIELDS)}) "
+    f"VALUES ({', '.join(['%s'] * len(ATTEMPT_FIELDS))})"
 )
 
 
@@ -95,7 +78,7 @@ def attempt_record(row: AttemptRow) -> None:
             return
         with transaction.atomic(durable=True):
             CaptureAttempt.objects.create(
-                **{**row.__dict__, "outcome": CaptureOutcome(row.outcome)}
+                **{**vars(row), "outcome": CaptureOutcome(row.outcome)}
             )
     except Exception:
         logger.exception(

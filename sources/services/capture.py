@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -35,18 +35,15 @@ from powercontext.text import format_datetime
 from sources import selectors
 from sources.digests import (
     SourceValue,
-    canonical_content,
-    content_digest_of,
-    value_digest,
 )
 from sources.exceptions import CaptureRejected, SourceConflict
 from sources.identifiers import new_source_id
-from sources.journal import NewSource, journal_capture
+from sources.journal import journal_capture
 from sources.models import CaptureOutcome, ContentSource
+from sources.rows import CONTENT, SourceRow
 
-from .attempts import AttemptLog, AttemptRow, attempt_log
+from .attempts import AttemptLog, attempt_log
 
-CONTENT = "content"
 RESERVED_RECEIPT_SCHEMA = "powercontext.handoff-receipt.v1"
 RESERVED_KIND = "working_note"
 IDENTITY_CONSTRAINT = "sources_source_identity_uniq"
@@ -76,29 +73,14 @@ class CreatedSource:
 
 @dataclass(frozen=True)
 class _Attempt:
-    """Everything an attempt-log row needs besides outcome and reason."""
+    """The row being captured and the log its outcome is recorded in."""
 
-    scope_id: str
-    source_id: str
-    digest: str
-    principal: str
-    request_id: str
-    at: datetime
+    row: SourceRow
     log: AttemptLog
 
     def record(self, outcome: CaptureOutcome, reason: str | None) -> None:
         self.log.add(
-            AttemptRow(
-                scope_id=self.scope_id,
-                source_type=CONTENT,
-                source_id=self.source_id,
-                outcome=outcome.value,
-                reason=reason,
-                value_digest=self.digest,
-                principal=self.principal,
-                request_id=self.request_id,
-                at=self.at,
-            )
+            replace(self.row.accepted_attempt(), outcome=outcome.value, reason=reason)
         )
 
 
@@ -118,17 +100,16 @@ def source_capture(
     the identity); ``SourceConflict`` when the identity holds another value.
     """
     value = SourceValue(content=content, metadata=metadata or {})
+    row = SourceRow.of(
+        scope_id=scope_id,
+        source_id=source_id,
+        value=value,
+        principal=principal.name,
+        request_id=request_id,
+        now=timezone.now(),
+    )
     with attempt_log() as log:
-        return _capture(
-            principal=principal,
-            scope_id=scope_id,
-            source_id=source_id,
-            value=value,
-            request_id=request_id,
-            now=timezone.now(),
-            log=log,
-            rule=_generic_capture_rule(content, metadata or {}),
-        )
+        return _capture(row, log, rule=_generic_capture_rule(content, value.metadata))
 
 
 def working_note_capture(
@@ -171,23 +152,19 @@ def working_note_capture(
         note_kind=note_kind,
         expires_at=expires_at,
     )
-
+    row = SourceRow.of(
+        scope_id=scope_id,
+        source_id=source_id,
+        value=value,
+        principal=principal.name,
+        request_id=request_id,
+        now=now,
+    )
     not_in_future = None
     if expires_at is not None and expires_at <= now:
-        not_in_future = CaptureRejected(
-            reason="not_in_future", field="expires_at", detail_reason="not_in_future"
-        )
+        not_in_future = CaptureRejected(reason="not_in_future", field="expires_at")
     with attempt_log() if log is None else nullcontext(log) as attempts:
-        return _capture(
-            principal=principal,
-            scope_id=scope_id,
-            source_id=source_id,
-            value=value,
-            request_id=request_id,
-            now=now,
-            log=attempts,
-            new_identity_rejection=not_in_future,
-        )
+        return _capture(row, attempts, new_identity_rejection=not_in_future)
 
 
 def source_create(
@@ -198,39 +175,31 @@ def source_create(
     Not idempotent: every call creates a new Source. Raises ``ScopeNotFound``;
     ``CaptureRejected`` for a reserved handoff-receipt schema.
     """
-    with attempt_log() as log:
-        receipt = _capture(
-            principal=principal,
-            scope_id=scope_id,
-            source_id=new_source_id(),
-            value=SourceValue(content=content, metadata={}),
-            request_id=request_id,
-            now=timezone.now(),
-            log=log,
-            rule=_reserved_schema_rejection()
-            if _is_reserved_receipt(content)
-            else None,
-        )
-    stored = canonical_content(content)
-    return CreatedSource(
+    row = SourceRow.of(
         scope_id=scope_id,
-        source_type=CONTENT,
-        source_id=receipt.source_id,
-        content=stored,
+        source_id=new_source_id(),
+        value=SourceValue(content=content, metadata={}),
+        principal=principal.name,
+        request_id=request_id,
+        now=timezone.now(),
+    )
+    rule = _reserved_schema_rejection() if _is_reserved_receipt(content) else None
+    with attempt_log() as log:
+        receipt = _capture(row, log, rule=rule)
+    return CreatedSource(
+        scope_id=row.scope_id,
+        source_type=row.source_type,
+        source_id=row.source_id,
+        content=row.content,
         position=receipt.position,
-        content_digest=content_digest_of(stored),
+        content_digest=row.content_digest,
     )
 
 
 def _capture(
-    *,
-    principal: Principal,
-    scope_id: str,
-    source_id: str,
-    value: SourceValue,
-    request_id: str,
-    now: datetime,
+    row: SourceRow,
     log: AttemptLog,
+    *,
     rule: CaptureRejected | None = None,
     new_identity_rejection: CaptureRejected | None = None,
 ) -> Receipt:
@@ -239,68 +208,44 @@ def _capture(
     ``rule`` refuses whatever the identity holds; ``new_identity_rejection``
     refuses only if the identity is new (an existing one replays or conflicts).
     """
-    digest = value_digest(value)
-    attempt = _Attempt(
-        scope_id, source_id, digest, principal.name, request_id, now, log
-    )
+    attempt = _Attempt(row, log)
     if rule is not None:
         _reject(attempt, rule)
     if new_identity_rejection is not None:
         existing = selectors.source_identity_find(
-            scope_id=scope_id, source_type=CONTENT, source_id=source_id
+            scope_id=row.scope_id, source_type=CONTENT, source_id=row.source_id
         )
         if existing is None:
             _reject(attempt, new_identity_rejection)
         return _classify(attempt, existing.position, existing.value_digest)
-    row = _new_row(attempt, value, now)
     try:
         outcome = journal_capture(row)
     except IntegrityError as exc:
         if not violates_constraint(exc, ContentSource, IDENTITY_CONSTRAINT):
             raise
         winner = selectors.source_identity_find(
-            scope_id=attempt.scope_id, source_type=CONTENT, source_id=attempt.source_id
+            scope_id=row.scope_id, source_type=CONTENT, source_id=row.source_id
         )
         if winner is None:  # cannot happen: the constraint saw a committed row
             raise
         return _classify(attempt, winner.position, winner.value_digest)
     if outcome.existing_digest is not None:
         return _classify(attempt, outcome.position, outcome.existing_digest)
-    return Receipt(CONTENT, attempt.source_id, outcome.position, replayed=False)
-
-
-def _new_row(attempt: _Attempt, value: SourceValue, now: datetime) -> NewSource:
-    stored = canonical_content(value.content)
-    return NewSource(
-        scope_id=attempt.scope_id,
-        source_type=CONTENT,
-        source_id=attempt.source_id,
-        content=stored,
-        metadata=value.metadata,
-        is_working_note=value.working_note,
-        session_id=value.session_id,
-        note_kind=value.note_kind,
-        expires_at=value.expires_at,
-        value_digest=attempt.digest,
-        content_digest=content_digest_of(stored),
-        created_at=now,
-        created_by=attempt.principal,
-        request_id=attempt.request_id,
-    )
+    return Receipt(CONTENT, row.source_id, outcome.position, replayed=False)
 
 
 def _classify(attempt: _Attempt, position: int, stored_digest: str) -> Receipt:
     """Replay (equal value digest) or conflict (different), logged either way."""
-    if stored_digest == attempt.digest:
+    if stored_digest == attempt.row.value_digest:
         attempt.record(CaptureOutcome.REPLAYED, None)
-        return Receipt(CONTENT, attempt.source_id, position, replayed=True)
+        return Receipt(CONTENT, attempt.row.source_id, position, replayed=True)
     attempt.record(CaptureOutcome.CONFLICT, "source_conflict")
     raise SourceConflict()
 
 
 def _reject(attempt: _Attempt, rejection: CaptureRejected) -> NoReturn:
     """Refuse by a domain rule - after making sure the scope exists (404 first)."""
-    selectors.scope_require(scope_id=attempt.scope_id)
+    selectors.scope_require(scope_id=attempt.row.scope_id)
     attempt.record(CaptureOutcome.REJECTED, rejection.reason)
     raise rejection
 
@@ -314,7 +259,6 @@ def _generic_capture_rule(
         return CaptureRejected(
             reason="reserved_kind",
             field="metadata.kind",
-            detail_reason="reserved_kind",
             message=(
                 'metadata.kind "working_note" is reserved: capture working notes '
                 "with POST /v1/sources/working-notes."

@@ -285,7 +285,7 @@ def test_ids_that_only_look_alike_do_not_collide(api: ApiClient, scope_id: str) 
 def test_a_capture_racing_the_seeding_costs_only_its_batch(
     api: ApiClient, scope_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_batch = seed_sources._seed_batch
+    real_batch = seed_sources.seed_batch
     # Before the second batch (s-3, s-4), a client captures s-4.
     captures_before_batch = iter([[], ["s-4"]])
 
@@ -294,7 +294,7 @@ def test_a_capture_racing_the_seeding_costs_only_its_batch(
             assert capture_note(api, scope_id, source_id).status_code == 202
         return real_batch(plan, offset=offset, size=size)
 
-    monkeypatch.setattr(seed_sources, "_seed_batch", racing_batch)
+    monkeypatch.setattr(seed_sources, "seed_batch", racing_batch)
 
     with pytest.raises(CommandError, match="2 of the 6 Sources were written"):
         seed("6", "--scope", scope_id, "--prefix", "s-", "--batch", "2")
