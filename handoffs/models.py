@@ -18,7 +18,8 @@ from typing import TypeVar
 
 from django.db import models
 
-from sources.models import ContentSource, ImmutableModel, ImmutableQuerySet, Scope
+from powercontext.db.immutable import ImmutableModel, ImmutableQuerySet
+from sources.models import ContentSource, Scope
 
 _M = TypeVar("_M", bound=models.Model)
 

@@ -18,52 +18,13 @@ UPDATE from any client and DELETE of an envelope's latest revision (migration
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import models
 
+from powercontext.db.immutable import AppendOnlyModel
 from powercontext.jsonvalues import StoredJSONDecoder
 from sources.models import Scope
 
 from .meta import Owner
-
-
-class AppendOnlyError(RuntimeError):
-    """A code path tried to change or delete an append-only row."""
-
-
-class AppendOnlyQuerySet(models.QuerySet):
-    """Rows are inserted and, by retention pruning only, deleted - never updated."""
-
-    def update(self, **kwargs: Any) -> int:
-        raise AppendOnlyError(f"{self.model.__name__} rows are never updated.")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError(
-            f"{self.model.__name__} rows are deleted only by retention pruning."
-        )
-
-    def delete_pruned(self) -> tuple[int, dict[str, int]]:
-        """Delete these rows; only ``envelope_revisions_prune`` calls this."""
-        return super().delete()
-
-
-class AppendOnlyModel(models.Model):
-    objects = AppendOnlyQuerySet.as_manager()
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError(f"{type(self).__name__} rows are never updated.")
-        kwargs["force_insert"] = True
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AppendOnlyError(
-            f"{type(self).__name__} rows are deleted only by retention pruning."
-        )
 
 
 class WriteOperation(models.TextChoices):

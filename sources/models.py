@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from powercontext.db.immutable import ImmutableModel
 from powercontext.jsonvalues import StoredJSONDecoder
 
 
@@ -104,41 +105,6 @@ class SourceJournalHead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope_id}@{self.last_position}"
-
-
-class ImmutableRecordError(Exception):
-    """Raised when code tries to change or delete an immutable registry row."""
-
-
-class ImmutableQuerySet(models.QuerySet):
-    """Registry rows are written once: bulk ``update()``/``delete()`` are refused."""
-
-    def update(self, **kwargs: object) -> int:
-        raise ImmutableRecordError(f"{self.model.__name__} rows are immutable")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise ImmutableRecordError(f"{self.model.__name__} rows are immutable")
-
-    def bulk_update(self, *args: object, **kwargs: object) -> int:
-        raise ImmutableRecordError(f"{self.model.__name__} rows are immutable")
-
-
-class ImmutableModel(models.Model):
-    """``save()`` only inserts; ``delete()`` is refused (PostgreSQL triggers agree)."""
-
-    objects = ImmutableQuerySet.as_manager()
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args: object, **kwargs: object) -> None:
-        if not self._state.adding:
-            raise ImmutableRecordError(f"{type(self).__name__} rows are immutable")
-        kwargs["force_insert"] = True
-        super().save(*args, **kwargs)  # type: ignore[arg-type]
-
-    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
-        raise ImmutableRecordError(f"{type(self).__name__} rows are immutable")
 
 
 class WorkingNoteKind(models.TextChoices):

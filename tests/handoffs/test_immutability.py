@@ -14,7 +14,7 @@ from handoffs.models import (
     HandoffRevision,
     HandoffStatement,
 )
-from sources.models import ImmutableRecordError
+from powercontext.db.immutable import ImmutableRecordError
 from tests.conftest import ApiClient
 from tests.handoffs.helpers import capture, committed, draft, sc
 

@@ -12,8 +12,8 @@ import time_machine
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
+from powercontext.db.immutable import ImmutableRecordError
 from sessions_app.models import (
-    AppendOnlyError,
     EnvelopeRevision,
     EnvelopeValue,
     SessionEnvelope,
@@ -226,25 +226,25 @@ def written(api: ApiClient, scope_id: str) -> str:
 def test_save_refuses_to_update(written: str, model: Any) -> None:
     row = model.objects.first()
 
-    with pytest.raises(AppendOnlyError):
+    with pytest.raises(ImmutableRecordError):
         row.save()
 
 
 @pytest.mark.parametrize("model", MODELS)
 def test_instance_delete_is_refused(written: str, model: Any) -> None:
-    with pytest.raises(AppendOnlyError):
+    with pytest.raises(ImmutableRecordError):
         model.objects.first().delete()
 
 
 @pytest.mark.parametrize("model", MODELS)
 def test_queryset_update_is_refused(written: str, model: Any) -> None:
-    with pytest.raises(AppendOnlyError):
+    with pytest.raises(ImmutableRecordError):
         model.objects.update(envelope_id=0)
 
 
 @pytest.mark.parametrize("model", MODELS)
 def test_queryset_delete_is_refused(written: str, model: Any) -> None:
-    with pytest.raises(AppendOnlyError):
+    with pytest.raises(ImmutableRecordError):
         model.objects.all().delete()
     assert model.objects.count() == 2
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from sources.models import CaptureAttempt, ContentSource, ImmutableRecordError
+from powercontext.db.immutable import ImmutableRecordError
+from sources.models import CaptureAttempt, ContentSource
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
