@@ -34,6 +34,9 @@ class Principal:
     name: str
     grants: tuple[Grant, ...] = field(default=())
     token_id: int | None = None
+    # False when the grants come from this process's token cache, so they may be
+    # up to POWERCONTEXT_TOKEN_CACHE_SECONDS old (access.tokens.token_authenticate).
+    fresh: bool = True
 
     is_authenticated = True  # what DRF and Django ask of ``request.user``
 

@@ -1,5 +1,6 @@
 """URL routing. Every path not matched here answers the 404 envelope."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularSwaggerView
@@ -18,7 +19,7 @@ urlpatterns = [
         ),
         name="docs",
     ),
-    path("admin/", admin.site.urls),
+    path(settings.POWERCONTEXT_ADMIN_PATH, admin.site.urls),
     path("v1/", include("sources.urls")),
     path("v1/", include("sessions_app.urls")),
     path("v1/", include("handoffs.urls")),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from powercontext.canonical import canonical_json, canonical_sha256
+from powercontext.canonical import canonical_text
 from powercontext.text import epoch_microseconds
 
 
@@ -40,14 +40,36 @@ class SourceValue:
         }
 
 
-def value_digest(value: SourceValue) -> str:
-    """Hex SHA-256 of the RFC 8785 canonical JSON of ``value``'s document."""
-    return canonical_sha256(value.document())
+def value_digest(value: SourceValue, *, stored_content: str | None = None) -> str:
+    """Hex SHA-256 of the RFC 8785 canonical JSON of ``value``'s document.
+
+    ``stored_content`` - the content's canonical text, when the caller has it - is
+    not serialised again. The document's keys sort as ``content``, ``expires_at``,
+    ``metadata``, ``note_kind``, ``session_id``, ``working_note``, so its canonical
+    form is written here member by member, the same bytes as
+    ``canonical_text(value.document())`` (a property test holds them equal).
+    """
+    content = (
+        stored_content if stored_content is not None else canonical_text(value.content)
+    )
+    expires = (
+        "null"
+        if value.expires_at is None
+        else str(epoch_microseconds(value.expires_at))
+    )
+    text = (
+        f'{{"content":{content},"expires_at":{expires},'
+        f'"metadata":{canonical_text(value.metadata)},'
+        f'"note_kind":{canonical_text(value.note_kind)},'
+        f'"session_id":{canonical_text(value.session_id)},'
+        f'"working_note":{"true" if value.working_note else "false"}}}'
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def canonical_content(content: Any) -> str:
     """The stored form of ``content``: its RFC 8785 canonical JSON text."""
-    return canonical_json(content).decode("utf-8")
+    return canonical_text(content)
 
 
 def content_digest_of(stored_content: str) -> str:

@@ -10,7 +10,7 @@ and every writer follows.
 from __future__ import annotations
 
 import json
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -64,7 +64,7 @@ class SourceRow:
             session_id=value.session_id,
             note_kind=value.note_kind,
             expires_at=value.expires_at,
-            value_digest=digest or value_digest(value),
+            value_digest=digest or value_digest(value, stored_content=stored),
             content_digest=content_digest_of(stored),
             created_at=now,
             created_by=principal,
@@ -75,7 +75,7 @@ class SourceRow:
         """The column values in ``SOURCE_FIELDS`` order, ``metadata`` as JSON text."""
         return tuple(
             json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
-            for value in astuple(self)
+            for value in vars(self).values()
         )
 
     def accepted_attempt(self) -> AttemptRow:

@@ -11,7 +11,12 @@ from rest_framework.views import APIView
 from powercontext.api.cursors import Walk
 from powercontext.api.middleware import request_id_of
 from powercontext.api.openapi import documented
-from powercontext.api.permissions import authorize, authorize_everywhere, principal_of
+from powercontext.api.permissions import (
+    authorize,
+    authorize_everywhere,
+    current,
+    principal_of,
+)
 from powercontext.api.requests import parse_body, parse_path, parse_query
 from powercontext.principals import Role
 
@@ -52,7 +57,7 @@ class ScopeCollectionView(APIView):
         query = parse_query(ScopeListQuery, request.query_params)
         walk = Walk.of("scopes", query.filters())
         page = selectors.scope_list(
-            principal=principal_of(request),
+            principal=current(principal_of(request)),
             position=walk.position(query.cursor),
             limit=query.limit,
             **query.filters(),

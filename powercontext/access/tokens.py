@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -155,6 +157,7 @@ def token_revoke(*, prefix: str) -> ApiToken:
             token.revoked = True
             token.revoked_at = timezone.now()
             token.save(update_fields=["revoked", "revoked_at"])
+    _accepted.pop(token.token_hash, None)
     return token
 
 
@@ -173,10 +176,11 @@ def grant_add(*, token_id: int, scope_id: str, role: Role) -> None:
 # than the query itself.
 _TOKEN_WITH_GRANTS = (
     f"SELECT t.id, t.principal, t.revoked, t.expires_at, t.last_used_at, "
-    f"g.scope_id, g.role FROM {ApiToken._meta.db_table} t "
+    f"t.token_hash, g.scope_id, g.role FROM {ApiToken._meta.db_table} t "
     f"LEFT JOIN {TokenGrant._meta.db_table} g ON g.token_id = t.id "
-    "WHERE t.token_hash = %s"
 )
+_BY_HASH = _TOKEN_WITH_GRANTS + "WHERE t.token_hash = %s"
+_BY_ID = _TOKEN_WITH_GRANTS + "WHERE t.id = %s"
 
 
 def _aware(value: datetime | str | None) -> datetime | None:
@@ -188,20 +192,65 @@ def _aware(value: datetime | str | None) -> datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
+@dataclass(frozen=True)
+class _Accepted:
+    """A token this process accepted: who it is, until when, read when."""
+
+    principal: Principal
+    expires_at: datetime | None
+    read_at: float  # time.monotonic()
+
+
+# Accepted tokens by hash; bounded, and emptied when full (docs/decisions/0008).
+_accepted: dict[str, _Accepted] = {}
+_ACCEPTED_MAX = 10_000
+
+
 def token_authenticate(raw: str) -> Principal:
-    """Resolve a presented token and its grants with one query.
+    """Resolve a presented token and its grants.
+
+    A token this process accepted less than ``POWERCONTEXT_TOKEN_CACHE_SECONDS``
+    ago is answered from memory (its expiry still checked against now) with
+    ``fresh=False``: its grants may be that old. ``authorize`` reads them again
+    before it refuses, so a new grant is never refused; a revoked token or a
+    removed grant stops working in every worker within that time (at once in the
+    worker that revoked it). Otherwise one query reads the token and its grants.
 
     Raises ``TokenRejected`` for unknown, revoked or expired tokens. Records the use
     at most once per ``POWERCONTEXT_TOKEN_LAST_USED_INTERVAL`` seconds, with a
     conditional UPDATE so concurrent requests do not all write.
     """
+    digest = token_hash(raw)
+    ttl = settings.POWERCONTEXT_TOKEN_CACHE_SECONDS
+    cached = _accepted.get(digest)
+    if cached is not None and time.monotonic() - cached.read_at < ttl:
+        if cached.expires_at is not None and cached.expires_at <= timezone.now():
+            raise TokenRejected("expired token")
+        return cached.principal
+    return _token_read(_BY_HASH, digest)
+
+
+def principal_reload(principal: Principal) -> Principal:
+    """``principal`` with its token's grants read from the database now.
+
+    Raises ``TokenRejected`` if the token was revoked or expired meanwhile.
+    Principals without a token (static, local) are returned as they are.
+    """
+    if principal.fresh or principal.token_id is None:
+        return principal
+    return _token_read(_BY_ID, principal.token_id)
+
+
+def _token_read(query: str, key: str | int) -> Principal:
+    """Read one token and its grants (one query), and cache it when accepted."""
     with prepared_cursor() as cursor:
-        cursor.execute(_TOKEN_WITH_GRANTS, [token_hash(raw)])
+        cursor.execute(query, [key])
         rows = cursor.fetchall()
     if not rows:
         raise TokenRejected("unknown token")
     token_id, name, revoked = rows[0][:3]
     expires_at, last_used_at = (_aware(value) for value in rows[0][3:5])
+    digest = rows[0][5]
     now = timezone.now()
     if revoked:
         raise TokenRejected("revoked token")
@@ -217,4 +266,9 @@ def token_authenticate(raw: str) -> Principal:
         for *_, scope_id, role in rows
         if scope_id is not None
     )
+    if settings.POWERCONTEXT_TOKEN_CACHE_SECONDS > 0:
+        if len(_accepted) >= _ACCEPTED_MAX:
+            _accepted.clear()
+        cached = Principal(name=name, grants=grants, token_id=token_id, fresh=False)
+        _accepted[digest] = _Accepted(cached, expires_at, time.monotonic())
     return Principal(name=name, grants=grants, token_id=token_id)

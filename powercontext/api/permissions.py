@@ -11,8 +11,11 @@ from typing import Any
 
 from rest_framework.permissions import BasePermission
 
+from powercontext.access.tokens import TokenRejected, principal_reload
 from powercontext.exceptions import Forbidden
 from powercontext.principals import Principal, Role
+
+from .exceptions import Unauthorized
 
 
 class IsAuthenticatedPrincipal(BasePermission):
@@ -33,11 +36,26 @@ def authorize(principal: Principal, scope_id: str, role: Role) -> None:
     Also answers 403 for a scope that does not exist, so a stranger cannot probe
     which scope ids exist.
     """
-    if not principal.can(scope_id, role):
-        raise Forbidden()
+    if principal.can(scope_id, role) or current(principal).can(scope_id, role):
+        return
+    raise Forbidden()
 
 
 def authorize_everywhere(principal: Principal, role: Role) -> None:
     """Raise 403 unless ``principal`` holds ``role`` on ``*`` (to create scopes)."""
-    if not principal.can_everywhere(role):
-        raise Forbidden("Creating scopes needs a '*' grant of contributor or more.")
+    if principal.can_everywhere(role) or current(principal).can_everywhere(role):
+        return
+    raise Forbidden("Creating scopes needs a '*' grant of contributor or more.")
+
+
+def current(principal: Principal) -> Principal:
+    """``principal`` with grants read now when they came from the token cache.
+
+    Called before refusing, so a grant given a moment ago (a scope's creator
+    becomes its admin) is never refused for a stale cache, and by lists that
+    show what the grants reach. 401 if the token was revoked meanwhile.
+    """
+    try:
+        return principal_reload(principal)
+    except TokenRejected:
+        raise Unauthorized("The bearer token is unknown, revoked or expired.") from None

@@ -41,12 +41,17 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "powercontext.api.middleware.BodySizeLimitMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Cookies, CSRF, users and messages: the admin's, and only for its paths.
+    "powercontext.api.admin_middleware.AdminSessionMiddleware",
+    "powercontext.api.admin_middleware.AdminCsrfViewMiddleware",
+    "powercontext.api.admin_middleware.AdminAuthenticationMiddleware",
+    "powercontext.api.admin_middleware.AdminMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# Where the admin is served (spec/limits.md 5); ``POWERCONTEXT_ADMIN_ENABLED``
+# turns it off.
+POWERCONTEXT_ADMIN_PATH = env.str("POWERCONTEXT_ADMIN_PATH", default="admin/")
 
 ROOT_URLCONF = "powercontext.urls"
 WSGI_APPLICATION = "powercontext.wsgi.application"
@@ -186,6 +191,11 @@ if POWERCONTEXT_AUTH_MODE == "disabled" and not DEBUG:
         "(it makes every caller an admin)."
     )
 POWERCONTEXT_SERVER_AUTH_TOKEN = env.str("POWERCONTEXT_SERVER_AUTH_TOKEN", default="")
+# Accepted tokens are remembered per worker this long: a revocation or a removed
+# grant reaches every worker within it (0: read the database on every request).
+POWERCONTEXT_TOKEN_CACHE_SECONDS = env.float(
+    "POWERCONTEXT_TOKEN_CACHE_SECONDS", default=2.0
+)
 POWERCONTEXT_TOKEN_LAST_USED_INTERVAL = env.int(
     "POWERCONTEXT_TOKEN_LAST_USED_INTERVAL", default=60
 )

@@ -27,9 +27,13 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
     "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True
 )
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=False)
+# Django's CSRF middleware runs for the admin only (a subclass,
+# powercontext.api.admin_middleware): the API never reads a cookie, every request
+# carries a bearer token, and CSRF answered API 404s with an HTML 403.
+SILENCED_SYSTEM_CHECKS = ["security.W003"]
 if not SECURE_HSTS_PRELOAD:
     # Preloading is a one-way commitment for the whole domain; leave it to operators.
-    SILENCED_SYSTEM_CHECKS = ["security.W021"]
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
 SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=True)
 CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=True)
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])

@@ -21,3 +21,7 @@ WHITENOISE_AUTOREFRESH = True
 
 DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+# Tests change tokens directly in the database; the token cache has tests of its own
+# (tests/api/test_token_cache.py) that turn it on.
+POWERCONTEXT_TOKEN_CACHE_SECONDS = 0.0
