@@ -13,7 +13,11 @@ from typing import Any
 
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.exceptions import (
+    AuthenticationFailed,
+    NotAuthenticated,
+    Throttled,
+)
 from rest_framework.request import Request
 
 from powercontext.access.tokens import TokenRejected, token_authenticate
@@ -23,6 +27,8 @@ from powercontext.principals import (
     Principal,
     superuser_principal,
 )
+
+from .ratelimit import auth_failure_rate, client_address, limit
 
 logger = logging.getLogger("powercontext.auth")
 
@@ -35,6 +41,18 @@ def auth_disabled() -> bool:
     return settings.POWERCONTEXT_AUTH_MODE == "disabled" and settings.DEBUG
 
 
+def _failed(request: Request) -> None:
+    """Count a failed authentication of the caller's address; 429 over the limit
+    (``POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES``), otherwise the caller's 401."""
+    decision = limit(f"auth:{client_address(request)}", auth_failure_rate())
+    if not decision.allowed:
+        logger.warning(
+            "authentication failures over the limit from %s",
+            client_address(request),
+        )
+        raise Throttled(wait=decision.retry_after)
+
+
 class BearerTokenAuthentication(BaseAuthentication):
     keyword = "Bearer"
 
@@ -43,10 +61,12 @@ class BearerTokenAuthentication(BaseAuthentication):
             return self._accept(request, _LOCAL, None)
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
-            return None
+            _failed(request)
+            raise NotAuthenticated()
         scheme, _, raw = header.partition(" ")
         raw = raw.strip()
         if scheme.lower() != "bearer" or not raw:
+            _failed(request)
             raise AuthenticationFailed(
                 "The Authorization header must be 'Bearer <token>'."
             )
@@ -57,6 +77,7 @@ class BearerTokenAuthentication(BaseAuthentication):
             principal = token_authenticate(raw)
         except TokenRejected as rejected:
             logger.info("token rejected: %s", rejected)
+            _failed(request)
             raise AuthenticationFailed(
                 "The bearer token is unknown, revoked or expired."
             ) from None

@@ -25,3 +25,9 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 # Tests change tokens directly in the database; the token cache has tests of its own
 # (tests/api/test_token_cache.py) that turn it on.
 POWERCONTEXT_TOKEN_CACHE_SECONDS = 0.0
+
+# Tests send requests faster than any client would; the rate-limit tests turn the
+# limits on (tests/api/test_rate_limits.py).
+POWERCONTEXT_RATE_LIMIT_WRITE = "off"
+POWERCONTEXT_RATE_LIMIT_READ = "off"
+POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES = "off"

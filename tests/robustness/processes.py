@@ -82,6 +82,11 @@ def service_env(database_url: str, settings: str, **extra: str) -> dict[str, str
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DATABASE_URL=database_url,
         PYTHONUNBUFFERED="1",
+        # These tests drive a server harder than any one client would; the
+        # rate-limit tests set their own limits.
+        POWERCONTEXT_RATE_LIMIT_WRITE="off",
+        POWERCONTEXT_RATE_LIMIT_READ="off",
+        POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES="off",
     )
     env.update(extra)
     return env

@@ -1,0 +1,196 @@
+"""Rate limits (spec/limits.md 3): per principal for writes and reads, per client
+address for failed authentication and failed admin logins.
+
+Each limit is ``N/s``, ``N/min`` or ``off`` (``POWERCONTEXT_RATE_LIMIT_WRITE``,
+``_READ``, ``_AUTH_FAILURES``). The algorithm is GCRA - a token bucket kept as one
+timestamp: a caller may send a burst of N, then one more every period/N, and a
+refused request learns exactly when the next one will pass (``Retry-After``, whole
+seconds, rounded up).
+
+Counters are shared by every worker and server through Django's ``RedisCache``
+(``POWERCONTEXT_CACHE_URL``): one script per decision, run atomically by Redis on
+Redis's own clock, so workers never race and never disagree about time. Without a
+cache URL (the embedded default) each worker keeps its own counters in memory, so
+the limits hold per worker. If Redis cannot be reached the service keeps serving:
+the limit is skipped (fail open), the failure is logged at most once a minute and
+counted, and Redis is left alone for a few seconds before it is tried again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
+from django.http import HttpRequest
+
+from powercontext.rates import Rate, parse_rate
+
+logger = logging.getLogger("powercontext.ratelimit")
+
+CACHE_ALIAS = "ratelimit"
+# Retry Redis this long after it failed, instead of paying its timeout per request.
+REDIS_BACKOFF_SECONDS = 5.0
+LOG_EVERY_SECONDS = 60.0
+
+# GCRA on Redis's clock. KEYS[1]: the bucket; ARGV[1]: emission interval (ms per
+# request); ARGV[2]: burst (requests); ARGV[3]: 1 to count the request, 0 to only
+# look. Returns 0 when allowed, else the milliseconds until a request would be.
+_GCRA = """
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local allow_at = tat - (burst - 1) * interval
+if now < allow_at then return math.ceil(allow_at - now) end
+if ARGV[3] == '1' then
+    local new_tat = tat + interval
+    redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil(new_tat - now) + 1)
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    retry_after: int = 0  # whole seconds, at least 1 when refused
+
+
+ALLOWED = Decision(True)
+
+
+def limit(bucket: str, rate: Rate | None, *, count: bool = True) -> Decision:
+    """Whether one more request in ``bucket`` is within ``rate``; counts it when
+    allowed (``count=False`` only looks: a login is checked before it is tried,
+    and counted only when it fails)."""
+    if rate is None:
+        return ALLOWED
+    cache = caches[CACHE_ALIAS]
+    if isinstance(cache, RedisCache):
+        waited_ms = _redis.limit(cache, bucket, rate, count)
+    else:
+        waited_ms = _local.limit(bucket, rate, count)
+    if waited_ms <= 0:
+        return ALLOWED
+    return Decision(False, max(1, math.ceil(waited_ms / 1000)))
+
+
+def write_rate() -> Rate | None:
+    return parse_rate(settings.POWERCONTEXT_RATE_LIMIT_WRITE)
+
+
+def read_rate() -> Rate | None:
+    return parse_rate(settings.POWERCONTEXT_RATE_LIMIT_READ)
+
+
+def auth_failure_rate() -> Rate | None:
+    return parse_rate(settings.POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES)
+
+
+def client_address(request: HttpRequest) -> str:
+    """The caller's address: ``POWERCONTEXT_CLIENT_ADDRESS_HEADER`` (a header the
+    proxy in front sets, e.g. ``X-Real-IP``) when configured, else the peer."""
+    header = settings.POWERCONTEXT_CLIENT_ADDRESS_HEADER
+    if header:
+        value = request.headers.get(header, "").strip()
+        if value:
+            return value[:64]
+    return str(request.META.get("REMOTE_ADDR", "-"))
+
+
+class _RedisLimiter:
+    """GCRA in Redis; skipped (fail open) while Redis is unreachable."""
+
+    def __init__(self) -> None:
+        self.down_until = 0.0
+        self.last_logged = -LOG_EVERY_SECONDS
+        self.failures = 0  # exported as a metric
+        self.script: Any = None
+
+    def limit(self, cache: RedisCache, bucket: str, rate: Rate, count: bool) -> float:
+        now = time.monotonic()
+        if now < self.down_until:
+            return 0
+        key = cache.make_and_validate_key(f"rl:{bucket}")
+        try:
+            # Django's RedisCache hands out clients of its own connection pool.
+            client = cache._cache.get_client(key, write=True)  # type: ignore[attr-defined]
+            if self.script is None:
+                self.script = client.register_script(_GCRA)
+            args = [rate.interval_ms, rate.count, int(count)]
+            return float(self.script(keys=[key], args=args, client=client))
+        except Exception as exc:  # any Redis failure: serve without the limit
+            self._failed(exc, now)
+            return 0
+
+    def _failed(self, exc: Exception, now: float) -> None:
+        self.failures += 1
+        self.down_until = now + REDIS_BACKOFF_SECONDS
+        if now - self.last_logged >= LOG_EVERY_SECONDS:
+            self.last_logged = now
+            logger.warning(
+                "rate limits skipped: the cache at POWERCONTEXT_CACHE_URL is "
+                "unreachable (%s); retrying in %.0f s",
+                type(exc).__name__,
+                REDIS_BACKOFF_SECONDS,
+            )
+
+
+class _LocalLimiter:
+    """GCRA in this process's memory (no cache URL: limits hold per worker)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.buckets: dict[str, float] = {}
+
+    def limit(self, bucket: str, rate: Rate, count: bool) -> float:
+        now = time.monotonic() * 1000
+        with self.lock:
+            if len(self.buckets) > 100_000:
+                self.buckets = {k: v for k, v in self.buckets.items() if v > now}
+            tat = max(self.buckets.get(bucket, now), now)
+            allow_at = tat - (rate.count - 1) * rate.interval_ms
+            if now < allow_at:
+                return allow_at - now
+            if count:
+                self.buckets[bucket] = tat + rate.interval_ms
+            return 0
+
+
+_redis = _RedisLimiter()
+_local = _LocalLimiter()
+
+
+def redis_failures() -> int:
+    """How many times this process skipped a limit because Redis failed."""
+    return _redis.failures
+
+
+class PrincipalRateThrottle:
+    """DRF throttle: writes (POST/PUT/PATCH/DELETE) and reads counted separately
+    per principal, after authentication and before the body is read."""
+
+    retry_after = 0
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        principal = getattr(request, "user", None)
+        name = getattr(principal, "name", None)
+        if name is None:
+            return True
+        write = request.method not in ("GET", "HEAD", "OPTIONS")
+        rate = write_rate() if write else read_rate()
+        decision = limit(f"{'write' if write else 'read'}:{name}", rate)
+        self.retry_after = decision.retry_after
+        return decision.allowed
+
+    def wait(self) -> int:
+        return self.retry_after
