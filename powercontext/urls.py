@@ -1,4 +1,5 @@
-"""URL routing. Every path not matched here answers the 404 envelope."""
+"""URL routing. Every path not matched here answers the 404 envelope, whatever the
+method: the catch-all is the last route, and CSRF runs for the admin only."""
 
 from django.conf import settings
 from django.contrib import admin
@@ -19,12 +20,13 @@ urlpatterns = [
         ),
         name="docs",
     ),
-    path(settings.POWERCONTEXT_ADMIN_PATH, admin.site.urls),
     path("v1/", include("sources.urls")),
     path("v1/", include("sessions_app.urls")),
     path("v1/", include("handoffs.urls")),
     re_path(r"^.*$", errors.not_found_view),
 ]
+if settings.POWERCONTEXT_ADMIN_ENABLED:
+    urlpatterns.insert(-1, path(settings.POWERCONTEXT_ADMIN_PATH, admin.site.urls))
 
 handler400 = "powercontext.api.errors.bad_request_view"
 handler403 = "powercontext.api.errors.permission_denied_view"

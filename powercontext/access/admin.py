@@ -1,6 +1,11 @@
 """Admin for API tokens: mint (the secret is shown once), view, revoke.
 
 Tokens are never edited or deleted here: revocation keeps the row for audit.
+Staff permissions mean what they say (spec/limits.md 5): minting needs the add
+permission and only superusers mint ``*`` grants; revoking needs the change
+permission. A minted secret is shown on a page of its own, never put in a
+message (Django's message storage keeps messages in a cookie the browser and its
+extensions can read), and that page is not cached.
 """
 
 from __future__ import annotations
@@ -11,12 +16,15 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.management.base import CommandError
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 from powercontext.admintools import ExactSearchMixin
 from powercontext.exceptions import InvalidRequest
-from powercontext.principals import Role
+from powercontext.principals import ALL_SCOPES, Role
 
 from .management.commands.createtoken import grants_check, parse_grant
 from .models import ApiToken, TokenGrant
@@ -54,12 +62,19 @@ class TokenMintForm(forms.ModelForm):
             raise forms.ValidationError("Give at least one SCOPE:ROLE grant.")
         return grants
 
+    superuser = False  # set per request by ApiTokenAdmin.get_form
+
     def clean(self) -> dict[str, Any]:
         """The rules ``createtoken`` applies, so the add view never writes bad rows."""
         cleaned = super().clean() or {}
         if self.errors:
             return cleaned
         grants = cleaned["grants_text"]
+        if not self.superuser and any(scope == ALL_SCOPES for scope, _ in grants):
+            self.add_error(
+                "grants_text", "Only a superuser may mint grants on every scope (*)."
+            )
+            return cleaned
         try:
             token_request_check(
                 principal=cleaned["principal"],
@@ -115,7 +130,11 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
     ) -> Any:
         if obj is None:
-            kwargs["form"] = TokenMintForm
+            kwargs["form"] = type(
+                "TokenMintForm",
+                (TokenMintForm,),
+                {"superuser": bool(getattr(request.user, "is_superuser", False))},
+            )
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
@@ -144,7 +163,28 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
         obj.prefix = token.prefix
         obj.created_at = token.created_at
         obj._state.adding = False
-        messages.warning(request, f"New token (shown once, copy it now): {raw}")
+        request._minted_secret = raw  # type: ignore[attr-defined]
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiToken, post_url_continue: Any = None
+    ) -> HttpResponse:
+        """The secret on a page of its own, once, not cached."""
+        response = TemplateResponse(
+            request,
+            "admin/api/apitoken/minted.html",
+            {
+                **self.admin_site.each_context(request),
+                "token": obj,
+                "secret": request._minted_secret,  # type: ignore[attr-defined]
+                "change_url": reverse(
+                    f"{self.admin_site.name}:api_apitoken_change", args=[obj.pk]
+                ),
+                "list_url": reverse(f"{self.admin_site.name}:api_apitoken_changelist"),
+                "opts": self.opts,
+            },
+        )
+        add_never_cache_headers(response)
+        return response
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -152,7 +192,11 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    @admin.action(description="Revoke selected tokens")
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        """Revoking changes a token: it needs the change permission."""
+        return bool(request.user.has_perm("api.change_apitoken"))
+
+    @admin.action(description="Revoke selected tokens", permissions=["revoke"])
     def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         for token in queryset:
             token_revoke(prefix=token.prefix)

@@ -22,7 +22,7 @@ SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "powercontext.api.admin_site.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -53,7 +53,15 @@ MIDDLEWARE = [
 
 # Where the admin is served (spec/limits.md 5); ``POWERCONTEXT_ADMIN_ENABLED``
 # turns it off.
+POWERCONTEXT_ADMIN_ENABLED = env.bool("POWERCONTEXT_ADMIN_ENABLED", default=True)
 POWERCONTEXT_ADMIN_PATH = env.str("POWERCONTEXT_ADMIN_PATH", default="admin/")
+if not POWERCONTEXT_ADMIN_PATH.endswith("/") or POWERCONTEXT_ADMIN_PATH.startswith(
+    ("/", "v1/", "health/", "static/")
+):
+    raise ImproperlyConfigured(
+        "POWERCONTEXT_ADMIN_PATH must be a relative path ending in '/', outside "
+        "v1/, health/ and static/ (e.g. 'console/')."
+    )
 
 ROOT_URLCONF = "powercontext.urls"
 WSGI_APPLICATION = "powercontext.wsgi.application"

@@ -282,3 +282,30 @@ def test_accept_header_does_not_cause_406(api: ApiClient) -> None:
 
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [
+        ("GET", None),
+        ("POST", {"a": 1}),
+        ("PUT", {"a": 1}),
+        ("PATCH", {"a": 1}),
+        ("DELETE", None),
+        ("OPTIONS", None),
+    ],
+)
+@pytest.mark.parametrize(
+    "path", ["/v1/nope", "/nope", "/v1/scopes/x/nope/y", "/static"]
+)
+@pytest.mark.parametrize("authenticated", [True, False])
+def test_every_method_on_an_unknown_route_is_the_404_envelope(
+    api: ApiClient, method: str, body: object, path: str, authenticated: bool
+) -> None:
+    """Including a POST without a CSRF token: only the admin uses CSRF."""
+    client = api if authenticated else ApiClient()
+
+    response = client.request(method, path, body)
+
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "not_found"

@@ -28,8 +28,11 @@ def test_minting_shows_the_token_once_and_it_works(
     )
 
     page = response.content.decode()
-    (raw,) = re.findall(r"shown once, copy it now\): (pct_[A-Za-z0-9_-]+)", page)
+    (raw,) = re.findall(r'<code id="minted-token"[^>]*>(pct_[A-Za-z0-9_-]+)<', page)
     token = ApiToken.objects.get(principal="ops-bot")
+    assert "no-store" in response["Cache-Control"]
+    assert all(raw not in morsel.value for morsel in response.cookies.values())
+    assert all(raw not in morsel.value for morsel in admin_client.cookies.values())
     assert sorted(token.grants.values_list("scope_id", "role")) == [
         ("*", "viewer"),
         (scope_id, "admin"),
@@ -108,3 +111,72 @@ def test_tokens_cannot_be_edited_or_deleted(admin_client: Any, make_token: Any) 
 
     assert (edit.status_code, delete.status_code) == (403, 403)
     assert ApiToken.objects.filter(principal="kept").exists()
+
+
+# --- Staff permissions mean what they say (spec/limits.md 5) -----------------------
+
+
+@pytest.fixture
+def staff_client(django_user_model: Any, client: Any) -> Any:
+    """A logged-in staff user who may view and add tokens, not change them."""
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user(
+        "staff", password="pw-not-used-x9", is_staff=True
+    )
+    user.user_permissions.add(
+        *Permission.objects.filter(
+            codename__in=["view_apitoken", "add_apitoken"],
+            content_type__app_label="api",
+        )
+    )
+    client.force_login(user)
+    return client
+
+
+def test_only_a_superuser_mints_grants_on_every_scope(
+    staff_client: Any, scope_id: str
+) -> None:
+    refused = staff_client.post(
+        "/admin/api/apitoken/add/", {"principal": "x", "grants_text": "*:viewer"}
+    )
+    allowed = staff_client.post(
+        "/admin/api/apitoken/add/",
+        {"principal": "y", "grants_text": f"{scope_id}:viewer"},
+    )
+
+    assert "Only a superuser" in html.unescape(refused.content.decode())
+    assert allowed.status_code == 200
+    assert not ApiToken.objects.filter(principal="x").exists()
+    assert ApiToken.objects.filter(principal="y").exists()
+
+
+def test_revoking_needs_the_change_permission(staff_client: Any, scope_id: str) -> None:
+    from powercontext.access.tokens import token_create
+    from powercontext.principals import Role
+
+    token, _ = token_create(principal="victim", grants=[(scope_id, Role.VIEWER)])
+
+    response = staff_client.post(
+        "/admin/api/apitoken/",
+        {"action": "revoke_tokens", "_selected_action": [token.pk]},
+    )
+
+    token.refresh_from_db()
+    assert response.status_code in (200, 302)
+    assert token.revoked is False
+
+
+def test_a_superuser_revokes(admin_client: Any, scope_id: str) -> None:
+    from powercontext.access.tokens import token_create
+    from powercontext.principals import Role
+
+    token, _ = token_create(principal="victim", grants=[(scope_id, Role.VIEWER)])
+
+    admin_client.post(
+        "/admin/api/apitoken/",
+        {"action": "revoke_tokens", "_selected_action": [token.pk]},
+    )
+
+    token.refresh_from_db()
+    assert token.revoked is True
