@@ -1,0 +1,294 @@
+"""The authorization matrix (spec/limits.md 6), generated from the URL configuration.
+
+Every route x method the URLconf serves must have a row in ``MATRIX``: the role it
+needs (``viewer``, ``contributor``, ``admin`` on the scope it names; ``everywhere``
+for a ``*`` grant of contributor or more; ``any`` for any valid token; ``public``
+for no token at all) and a request that succeeds when allowed. A new route without
+a row fails ``test_every_route_has_a_row``. Each row is then sent by every kind of
+caller - no token, an unknown, revoked or expired token, viewer / contributor /
+admin on the scope, admin on another scope only, and ``*`` grants of each role -
+and must answer 401, 403 or its success status exactly as the role rules say.
+
+The admin (session authentication, tested in tests/api/test_token_admin.py and
+the apps' admin tests) and the catch-all 404 route are not API routes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
+
+from powercontext.access.models import ApiToken
+from powercontext.access.tokens import token_create, token_revoke
+from powercontext.principals import ROLE_RANK, Role
+from tests.conftest import ApiClient, create_scope
+from tests.handoffs import helpers as handoff
+
+pytestmark = pytest.mark.django_db
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+@dataclass(frozen=True)
+class World:
+    """A scope with one of everything, and another scope."""
+
+    scope: str
+    other: str
+    handoff_content: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Row:
+    needs: str  # public | any | everywhere | viewer | contributor | admin
+    path: Callable[[World], str]
+    body: Callable[[World], Any] = lambda world: None
+    success: tuple[int, ...] = (200,)
+
+
+def _scope(suffix: str) -> Callable[[World], str]:
+    return lambda world: f"/v1/scopes/{world.scope}{suffix}"
+
+
+def _envelope(world: World) -> dict[str, Any]:
+    return {"meta": {"x-colour": "blue"}}
+
+
+def _draft(world: World) -> dict[str, Any]:
+    return {"scope_id": world.scope, "draft": handoff.draft([handoff.sc("c-1")])}
+
+
+def _commit(world: World) -> dict[str, Any]:
+    """The head's content again: an idempotent commit that always succeeds."""
+    return {
+        "scope_id": world.scope,
+        "handoff": {
+            "generation": None,
+            "schema": "powercontext.prepared-handoff.v1",
+            "scope_id": world.scope,
+            "base": handoff.href(1),
+            "content": world.handoff_content,
+        },
+    }
+
+
+def _generation(**extra: Any) -> Callable[[World], dict[str, Any]]:
+    return lambda world: {"scope_id": world.scope, "objective": "o", **extra}
+
+
+MATRIX: dict[tuple[str, str], Row] = {
+    ("health-live", "get"): Row("public", lambda world: "/health/live"),
+    ("health-ready", "get"): Row("public", lambda world: "/health/ready"),
+    ("openapi", "get"): Row("public", lambda world: "/openapi.json"),
+    ("docs", "get"): Row("public", lambda world: "/docs"),
+    ("scope-collection", "get"): Row("any", lambda world: "/v1/scopes"),
+    ("scope-collection", "post"): Row(
+        "everywhere",
+        lambda world: "/v1/scopes",
+        lambda world: {"title": "t", "summary": "s", "idempotency_key": "matrix"},
+        (201,),
+    ),
+    ("scope-detail", "get"): Row("viewer", _scope("")),
+    ("capture-content", "post"): Row(
+        "contributor",
+        lambda world: "/v1/sources/content",
+        lambda world: {"scope_id": world.scope, "source_id": "m-1", "content": "m"},
+        (202,),
+    ),
+    ("capture-working-note", "post"): Row(
+        "contributor",
+        lambda world: "/v1/sources/working-notes",
+        lambda world: {
+            "scope_id": world.scope,
+            "source_id": "m-n",
+            "content": "m",
+            "session_id": "sess-1",
+            "note_kind": "inspection",
+        },
+        (202,),
+    ),
+    ("source-collection", "get"): Row("viewer", _scope("/sources")),
+    ("source-collection", "post"): Row(
+        "contributor", _scope("/sources"), lambda world: {"content": "x"}, (201,)
+    ),
+    ("source-window", "get"): Row("viewer", _scope("/sources/window")),
+    ("source-audit-collection", "get"): Row("viewer", _scope("/source-audit")),
+    ("source-audit-detail", "get"): Row("viewer", _scope("/source-audit/content/c-1")),
+    ("source-attempts", "get"): Row("viewer", _scope("/source-attempts/content/c-1")),
+    ("source-detail", "get"): Row("viewer", _scope("/sources/content/c-1")),
+    ("session-envelope", "get"): Row("viewer", _scope("/sessions/sess-1/envelope")),
+    ("session-envelope", "put"): Row(
+        "contributor", _scope("/sessions/sess-1/envelope"), _envelope, (200,)
+    ),
+    ("session-envelope", "patch"): Row(
+        "contributor",
+        _scope("/sessions/sess-1/envelope"),
+        lambda world: {"meta": {"turnStatus": "idle"}},
+        (200,),
+    ),
+    ("session-working-notes", "get"): Row(
+        "viewer", _scope("/sessions/sess-1/working-notes")
+    ),
+    ("session-working-notes", "put"): Row(
+        "contributor",
+        _scope("/sessions/sess-1/working-notes"),
+        lambda world: {"notes": "the notes"},
+        (200,),
+    ),
+    ("session-working-notes", "delete"): Row(
+        "contributor", _scope("/sessions/sess-2/working-notes")
+    ),
+    ("session-working-notes-fold", "get"): Row(
+        "viewer", _scope("/sessions/sess-1/working-notes/fold")
+    ),
+    ("evidence-resolve", "post"): Row(
+        "viewer",
+        _scope("/evidence/resolve"),
+        lambda world: {
+            "purpose": "handoff",
+            "refs": [{"name": "content", "source_id": "c-1"}],
+        },
+    ),
+    ("handoff-finalize", "post"): Row(
+        "contributor", lambda world: handoff.FINALIZE, _draft
+    ),
+    ("handoff-commit", "post"): Row(
+        "contributor", lambda world: handoff.COMMIT, _commit
+    ),
+    ("handoff-continue", "post"): Row(
+        "viewer",
+        lambda world: handoff.CONTINUE,
+        lambda world: {"scope_id": world.scope, "selection": "latest"},
+    ),
+    ("handoff-hint", "post"): Row(
+        "viewer",
+        lambda world: handoff.HINT,
+        lambda world: {"scope_id": world.scope, "selection": "latest"},
+    ),
+    ("handoff-prepare", "post"): Row(
+        "contributor",
+        lambda world: handoff.PREPARE,
+        _generation(evidence=[handoff.sc("c-1")]),
+        (503,),
+    ),
+    ("handoff-activate", "post"): Row(
+        "contributor",
+        lambda world: handoff.ACTIVATE,
+        _generation(boundary_source={"name": "content", "source_id": "c-1"}),
+        (503,),
+    ),
+}
+
+
+def _routes() -> set[tuple[str, str]]:
+    """(route name, method) of every view the URLconf serves, admin excepted."""
+    found: set[tuple[str, str]] = set()
+    pending: list[Any] = list(get_resolver().url_patterns)
+    while pending:
+        entry = pending.pop()
+        if isinstance(entry, URLResolver):
+            if entry.namespace != "admin":
+                pending.extend(entry.url_patterns)
+            continue
+        assert isinstance(entry, URLPattern)
+        view_class = getattr(entry.callback, "view_class", None)
+        if view_class is None:  # the catch-all 404 function
+            continue
+        found.update(
+            (entry.name, method) for method in METHODS if hasattr(view_class, method)
+        )
+    return found
+
+
+def test_every_route_has_a_row() -> None:
+    routes = _routes()
+
+    assert routes - MATRIX.keys() == set(), "routes without a row in MATRIX"
+    assert MATRIX.keys() - routes == set(), "rows for routes that do not exist"
+
+
+# --- Callers --------------------------------------------------------------------------
+
+CALLERS = [
+    "no-token",
+    "unknown",
+    "revoked",
+    "expired",
+    "viewer",
+    "contributor",
+    "admin",
+    "admin-elsewhere",
+    "*:viewer",
+    "*:contributor",
+    "*:admin",
+]
+
+
+def _grants(caller: str, world: World) -> list[tuple[str, Role]]:
+    if caller.startswith("*:"):
+        return [("*", Role(caller[2:]))]
+    if caller == "admin-elsewhere":
+        return [(world.other, Role.ADMIN)]
+    return [(world.scope, Role(caller))]
+
+
+def _client(caller: str, world: World) -> ApiClient:
+    if caller == "no-token":
+        return ApiClient()
+    if caller == "unknown":
+        return ApiClient("pct_" + "x" * 43)
+    if caller in ("revoked", "expired"):
+        token, raw = token_create(principal=caller, grants=[("*", Role.ADMIN)])
+        if caller == "revoked":
+            token_revoke(prefix=token.prefix)
+        else:
+            ApiToken.objects.filter(pk=token.pk).update(
+                expires_at=timezone.now() - timedelta(seconds=1)
+            )
+        return ApiClient(raw)
+    return ApiClient(token_create(principal=caller, grants=_grants(caller, world))[1])
+
+
+def _expected(row: Row, caller: str) -> tuple[int, ...]:
+    """401, 403 or the row's success, by the role rules of api.md 3."""
+    if row.needs == "public":
+        return row.success
+    if caller in ("no-token", "unknown", "revoked", "expired"):
+        return (401,)
+    if row.needs == "any":
+        return row.success
+    role = Role(caller[2:]) if caller.startswith("*:") else None
+    if row.needs == "everywhere":
+        allowed = role is not None and ROLE_RANK[role] >= ROLE_RANK[Role.CONTRIBUTOR]
+    else:
+        needed = ROLE_RANK[Role(row.needs)]
+        held = role or (None if caller == "admin-elsewhere" else Role(caller))
+        allowed = held is not None and ROLE_RANK[held] >= needed
+    return row.success if allowed else (403,)
+
+
+@pytest.fixture
+def world(api: ApiClient) -> World:
+    scope = create_scope(api, key="matrix-world")
+    other = create_scope(api, key="matrix-other")
+    handoff.capture(api, scope, "c-1")
+    api.put(f"/v1/scopes/{scope}/sessions/sess-1/working-notes", {"notes": "n"})
+    committed = handoff.committed(api, scope, handoff.draft([handoff.sc("c-1")]))
+    return World(scope, other, committed["content"])
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize(("route", "method"), sorted(MATRIX))
+def test_the_matrix(world: World, route: str, method: str, caller: str) -> None:
+    row = MATRIX[(route, method)]
+    client = _client(caller, world)
+
+    response = client.request(method.upper(), row.path(world), row.body(world))
+
+    assert response.status_code in _expected(row, caller), response.content[:300]
