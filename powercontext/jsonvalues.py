@@ -22,6 +22,7 @@ See docs/decisions/0004-json-round-trip.md.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -57,3 +58,31 @@ def request_float(text: str) -> float:
     even store the negative one, so both stores keep ``0.0``.
     """
     return float(text) or 0.0
+
+
+# A JSON string (skipped as a whole) or a number token.
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?', re.DOTALL
+)
+_SIXTEEN_DIGITS = re.compile(r"[0-9]{16}")
+
+
+def wire_json_text(stored: str) -> str:
+    """Stored JSON text as it goes on the wire: exactly ``stored``, except that an
+    integer literal outside +-(2^53-1) - a float RFC 8785 or jsonb printed without
+    exponent - is written as that float (``1e+20``), which every client reads
+    back as the number it sent. Text without a run of 16 digits is returned as is
+    (the common case: one regular-expression scan)."""
+    if _SIXTEEN_DIGITS.search(stored) is None:
+        return stored
+    return _TOKEN.sub(_as_wire_number, stored)
+
+
+def _as_wire_number(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if token[0] == '"' or not token.lstrip("-").isdigit():
+        return token
+    value = int(token)
+    if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        return token
+    return repr(float(token))

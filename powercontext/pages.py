@@ -9,7 +9,7 @@ a small JSON object whose meaning only the selector knows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -19,9 +19,12 @@ Position = dict[str, Any]
 
 @dataclass(frozen=True)
 class Page(Generic[Row]):
-    """Rows of one page, and where the next page starts (None on the last)."""
+    """Rows of one page, and where the next page starts (None on the last).
 
-    items: Sequence[Row]
+    ``items`` may be read lazily (pages of stored content are: ``budget.py``).
+    """
+
+    items: Iterable[Row]
     next_position: Position | None
 
 

@@ -36,6 +36,8 @@ _ATTEMPT = CaptureAttempt._meta.db_table
 # Each value is sent once, as the one row of ``arg``, and cast where the column
 # is not text.
 _CASTS = {
+    "content_bytes": "::bigint",
+    "metadata_bytes": "::bigint",
     "metadata": "::jsonb",
     "expires_at": "::timestamptz",
     "created_at": "::timestamptz",

@@ -132,7 +132,15 @@ class ContentSource(ImmutableModel):
     content = models.TextField(
         help_text="RFC 8785 canonical JSON of the content value."
     )
+    # NULL for Sources captured before it was kept; readers fall back to the
+    # content's length (sources.selectors.records.content_size).
+    content_bytes = models.BigIntegerField(
+        null=True, blank=True, help_text="UTF-8 bytes of ``content``."
+    )
     metadata = models.JSONField(default=dict, decoder=StoredJSONDecoder)
+    metadata_bytes = models.BigIntegerField(
+        null=True, blank=True, help_text="UTF-8 bytes of ``metadata`` as JSON."
+    )
     is_working_note = models.BooleanField(default=False)
     # NULL (not "") for plain Sources: the value document says null there.
     session_id = models.CharField(max_length=256, null=True, blank=True)  # noqa: DJ001

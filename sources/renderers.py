@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from powercontext.jsonvalues import stored_json_loads
+from powercontext.api.responses import RawJSON
 from powercontext.text import format_datetime
 
 from .availability import availability_of
@@ -38,14 +38,18 @@ def receipt_body(receipt: Receipt) -> dict[str, Any]:
 
 
 def source_record(row: Any) -> dict[str, Any]:
-    """The SourceRecord of a row (a dict or an object with the record fields)."""
+    """The SourceRecord of a row (a dict or an object with the record fields).
+
+    The content is the stored canonical JSON, written into the answer as it is
+    (``RawJSON``), never decoded and encoded again.
+    """
     fields = row if isinstance(row, dict) else vars(row)
     return {
         "receipt_identity": None,
         "scope_id": fields["scope_id"],
         "source_type": fields["source_type"],
         "source_id": fields["source_id"],
-        "content": stored_json_loads(fields["content"]),
+        "content": RawJSON(fields["content"]),
         "position": fields["position"],
         "content_digest": fields["content_digest"],
     }
@@ -68,7 +72,7 @@ def audit_record(row: dict[str, Any], now: datetime) -> dict[str, Any]:
     )
     return {
         **source_record(row),
-        "metadata": row["metadata"],
+        "metadata": RawJSON(row["metadata_text"]),
         "working_note": row["is_working_note"],
         "session_id": row["session_id"],
         "note_kind": row["note_kind"],

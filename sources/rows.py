@@ -14,6 +14,10 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
+from powercontext.canonical import canonical_text
+from powercontext.exceptions import InvalidRequest
+from powercontext.limits import max_source_bytes
+
 from .digests import SourceValue, canonical_content, content_digest_of, value_digest
 from .models import CaptureOutcome
 
@@ -28,7 +32,9 @@ class SourceRow:
     source_type: str
     source_id: str
     content: str  # canonical JSON text of the content value
+    content_bytes: int  # its UTF-8 length, for the response budget
     metadata: dict[str, Any]
+    metadata_bytes: int  # the UTF-8 length of its JSON, for the audit's budget
     is_working_note: bool
     session_id: str | None
     note_kind: str | None
@@ -52,14 +58,24 @@ class SourceRow:
         now: datetime,
     ) -> SourceRow:
         """The row of ``value`` under ``(scope_id, source_id)``: canonical content,
-        both digests (``digest`` when the caller computed the value digest)."""
+        its size and both digests (``digest`` when the caller computed the value
+        digest).
+
+        Raises ``InvalidRequest`` (422, ``details.reason`` ``too_large``) when the
+        canonical content or metadata is over ``POWERCONTEXT_MAX_SOURCE_BYTES``:
+        every capture path builds its row here, so none can store a larger Source.
+        """
         stored = canonical_content(value.content)
+        size = _checked_size("content", stored)
+        metadata_size = _checked_size("metadata", canonical_text(value.metadata))
         return cls(
             scope_id=scope_id,
             source_type=CONTENT,
             source_id=source_id,
             content=stored,
+            content_bytes=size,
             metadata=value.metadata,
+            metadata_bytes=metadata_size,
             is_working_note=value.working_note,
             session_id=value.session_id,
             note_kind=value.note_kind,
@@ -88,6 +104,23 @@ class SourceRow:
                 for column, name in ACCEPTED_ATTEMPT_FROM_SOURCE.items()
             },
         )
+
+
+def _checked_size(field: str, text: str) -> int:
+    """The UTF-8 size of ``text``; ``InvalidRequest`` (422, ``too_large``) over
+    ``POWERCONTEXT_MAX_SOURCE_BYTES``."""
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    cap = max_source_bytes()
+    if size > cap:
+        raise InvalidRequest.for_field(
+            field,
+            "too_large",
+            f"The {field} is {size} bytes as canonical JSON; a Source holds at "
+            f"most {cap}.",
+            bytes=size,
+            max_bytes=cap,
+        )
+    return size
 
 
 @dataclass(frozen=True)

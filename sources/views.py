@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponseBase
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.request import Request
@@ -18,6 +19,7 @@ from powercontext.api.permissions import (
     principal_of,
 )
 from powercontext.api.requests import parse_body, parse_path, parse_query
+from powercontext.api.responses import StreamedJSONResponse
 from powercontext.principals import Role
 
 from . import schemas, selectors, services
@@ -154,7 +156,7 @@ class SourceCollectionView(APIView):
         answers={200: schemas.SourcePage},
         errors=(400, 404, 410),
     )
-    def get(self, request: Request, scope_id: str) -> Response:
+    def get(self, request: Request, scope_id: str) -> HttpResponseBase:
         parse_path(ScopePath, scope_id=scope_id)
         query = parse_query(PageQuery, request.query_params, invalid_status=400)
         authorize(principal_of(request), scope_id, Role.VIEWER)
@@ -162,7 +164,7 @@ class SourceCollectionView(APIView):
         page = selectors.source_page(
             scope_id=scope_id, position=walk.position(query.cursor), limit=query.limit
         )
-        return Response(walk.body(page, source_record))
+        return walk.stream(page, source_record)
 
     @documented(
         "create_source",
@@ -215,20 +217,18 @@ class SourceWindowView(APIView):
         answers={200: schemas.SourceWindow},
         errors=(400, 404),
     )
-    def get(self, request: Request, scope_id: str) -> Response:
+    def get(self, request: Request, scope_id: str) -> HttpResponseBase:
         parse_path(ScopePath, scope_id=scope_id)
         query = parse_query(SourceWindowQuery, request.query_params, invalid_status=400)
         authorize(principal_of(request), scope_id, Role.VIEWER)
         window = selectors.source_window(
             scope_id=scope_id, after=query.after, limit=query.limit
         )
-        return Response(
-            {
-                "items": [source_record(row) for row in window.items],
-                "next_after": window.next_after,
-                "high_watermark": window.high_watermark,
-            }
-        )
+        tail = {
+            "next_after": window.next_after,
+            "high_watermark": window.high_watermark,
+        }
+        return StreamedJSONResponse(window.items, source_record, lambda: tail)
 
 
 # --- Audit --------------------------------------------------------------------------
@@ -243,7 +243,7 @@ class SourceAuditCollectionView(APIView):
         answers={200: schemas.AuditPage},
         errors=(400, 404, 410),
     )
-    def get(self, request: Request, scope_id: str) -> Response:
+    def get(self, request: Request, scope_id: str) -> HttpResponseBase:
         parse_path(ScopePath, scope_id=scope_id)
         query = parse_query(SourceAuditQuery, request.query_params, invalid_status=400)
         authorize(principal_of(request), scope_id, Role.VIEWER)
@@ -262,7 +262,7 @@ class SourceAuditCollectionView(APIView):
             limit=query.limit,
             now=now,
         )
-        return Response(walk.body(page, lambda row: audit_record(row, now)))
+        return walk.stream(page, lambda row: audit_record(row, now))
 
 
 class SourceAuditDetailView(APIView):

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -58,6 +59,19 @@ def pytest_collection_modifyitems(
         )
 
 
+def _materialized(response: Any) -> Any:
+    """A streamed answer read whole, so tests use ``.content`` and ``.json()``."""
+    if not getattr(response, "streaming", False):
+        return response
+    body = b"".join(response.streaming_content)
+    whole = HttpResponse(body, status=response.status_code)
+    for name, value in response.items():
+        whole[name] = value
+    whole.json = lambda: json.loads(body)  # type: ignore[attr-defined]
+    whole.streamed = True  # type: ignore[attr-defined]
+    return whole
+
+
 class ApiClient:
     """Django's test client with a bearer token and JSON bodies (full middleware)."""
 
@@ -90,8 +104,8 @@ class ApiClient:
             kwargs.update(data=data, content_type=content_type)
         call = getattr(self.client, method.lower())
         if query is not None:
-            return call(path, query, **kwargs)
-        return call(path, **kwargs)
+            return _materialized(call(path, query, **kwargs))
+        return _materialized(call(path, **kwargs))
 
     def get(self, path: str, **kwargs: Any) -> Any:
         return self.request("GET", path, **kwargs)

@@ -21,6 +21,7 @@ from django.core import signing
 from powercontext.pages import Page, Position
 
 from .exceptions import CursorExpired, InvalidCursor
+from .responses import StreamedJSONResponse
 
 _SALT = "powercontext.cursor.v1"
 Row = TypeVar("Row")
@@ -76,13 +77,22 @@ class Walk:
             return None
         return cursor_decode(cursor, kind=self.kind, binding=self.binding)
 
+    def stream(
+        self, page: Page[Row], render: Callable[[Row], Any]
+    ) -> StreamedJSONResponse:
+        """``body`` written item by item (pages of stored content)."""
+        return StreamedJSONResponse(
+            page.items, render, lambda: {"next_cursor": self.cursor(page)}
+        )
+
+    def cursor(self, page: Page[Any]) -> str | None:
+        """The cursor of the page after ``page`` (None on the last)."""
+        if page.next_position is None:
+            return None
+        return cursor_encode(
+            kind=self.kind, binding=self.binding, position=page.next_position
+        )
+
     def body(self, page: Page[Row], render: Callable[[Row], Any]) -> dict[str, Any]:
-        next_cursor = None
-        if page.next_position is not None:
-            next_cursor = cursor_encode(
-                kind=self.kind, binding=self.binding, position=page.next_position
-            )
-        return {
-            "items": [render(row) for row in page.items],
-            "next_cursor": next_cursor,
-        }
+        items = [render(row) for row in page.items]
+        return {"items": items, "next_cursor": self.cursor(page)}

@@ -12,7 +12,7 @@ named ``delete_pruned()``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from django.db import models
 
@@ -42,10 +42,8 @@ class AppendOnlyQuerySet(ImmutableQuerySet):
         return models.QuerySet.delete(self)
 
 
-class ImmutableModel(models.Model):
+class _WrittenOnce(models.Model):
     """``save()`` only inserts; ``delete()`` is refused."""
-
-    objects: ClassVar[Any] = ImmutableQuerySet.as_manager()
 
     class Meta:
         abstract = True
@@ -60,10 +58,19 @@ class ImmutableModel(models.Model):
         raise ImmutableRecordError(f"{type(self).__name__} rows are never deleted")
 
 
-class AppendOnlyModel(ImmutableModel):
-    """An ``ImmutableModel`` whose old rows retention pruning may delete."""
+class ImmutableModel(_WrittenOnce):
+    """Rows never changed or deleted."""
 
-    objects: ClassVar[Any] = AppendOnlyQuerySet.as_manager()
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+class AppendOnlyModel(_WrittenOnce):
+    """Rows never changed; old ones deleted only by retention pruning."""
+
+    objects = AppendOnlyQuerySet.as_manager()
 
     class Meta:
         abstract = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.db.models import Func, JSONField
+from django.db.models import Func, JSONField, TextField
 
 from powercontext.jsonvalues import StoredJSONDecoder
 
@@ -38,3 +38,19 @@ class JSONMember(Func):
     ) -> tuple[str, tuple[Any, ...]]:
         sql, params = compiler.compile(self.source_expressions[0])
         return f"({sql} -> %s)", (*params, self.key)
+
+
+class JSONText(Func):
+    """A JSON column as its stored text, never decoded (PostgreSQL prints jsonb;
+    SQLite stores the text)."""
+
+    arity = 1
+    output_field = TextField()
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: Any, connection: Any, **extra_context: Any
+    ) -> tuple[str, tuple[Any, ...]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        if connection.vendor == "postgresql":
+            return f"({sql})::text", tuple(params)
+        return sql, tuple(params)

@@ -285,7 +285,7 @@ REST_FRAMEWORK = {
         "powercontext.api.permissions.IsAuthenticatedPrincipal"
     ],
     "DEFAULT_PARSER_CLASSES": ["powercontext.api.parsers.StrictJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["powercontext.api.responses.JSONRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": (
         "powercontext.api.negotiation.JSONOnlyNegotiation"
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -9,17 +10,20 @@ from typing import Any
 from django.db.models import Count, F, Window
 from django.db.models.functions import RowNumber
 
+from powercontext.db.json import JSONText
+from powercontext.limits import max_response_bytes
 from powercontext.pages import Page, Position, keyset_page
 
 from ..availability import Availability, availability_condition
 from ..exceptions import SourceNotFound
 from ..models import CaptureAttempt, ContentSource
+from .budget import admit, load_chunks, stored_size
 from .records import RECORD_FIELDS, source_get
 from .scopes import scope_require
 
 AUDIT_FIELDS = (
     *RECORD_FIELDS,
-    "metadata",
+    "metadata_text",
     "is_working_note",
     "session_id",
     "note_kind",
@@ -52,12 +56,13 @@ def audit_page(
     limit: int,
     now: datetime,
 ) -> Page[dict[str, Any]]:
-    """A page of audit rows with their attempts, in journal order.
+    """A page of audit rows with their attempts, in journal order, read lazily.
 
     Starts after ``position`` (a cursor's) or, on the first page, after position
-    ``start_after``. Three queries whatever the page size: the rows, the last
-    attempts of every identity on the page (a window function), and the attempt
-    totals; a fourth only for an empty page, to tell a missing scope
+    ``start_after``; stops early at the response budget (content and metadata
+    count). Queries: the sizes, then per chunk of rows the rows, the last
+    attempts of every identity in it (a window function) and the attempt
+    totals; one more only for an empty page, to tell a missing scope
     (``ScopeNotFound``).
     """
     after = start_after if position is None else position["after"]
@@ -70,20 +75,25 @@ def audit_page(
         rows = rows.filter(is_working_note=True, note_kind=filters.note_kind)
     if filters.state is not None:
         rows = rows.filter(availability_condition(filters.state, now))
-    found = list(rows.order_by("position").values(*AUDIT_FIELDS)[: limit + 1])
-    if not found:
+    sized = list(
+        rows.order_by("position")
+        .annotate(size=stored_size("content", "metadata"))
+        .values_list("position", "size")[: limit + 1]
+    )
+    if not sized:
         scope_require(scope_id=scope_id)
-    page = keyset_page(found, limit, lambda row: {"after": row["position"]})
-    _attach_attempts(scope_id, page.items)
-    return page
+        return Page([], None)
+    admission = admit(sized, limit=limit, budget=max_response_bytes())
+    following = {"after": admission.last} if admission.more else None
+    chunks = load_chunks(_audited(rows), AUDIT_FIELDS, admission)
+    return Page(_with_attempts(scope_id, chunks), following)
 
 
 def audit_get(*, scope_id: str, source_type: str, source_id: str) -> dict[str, Any]:
     """One audit row with attempts; raises ``SourceNotFound`` or ``ScopeNotFound``."""
     row = (
-        ContentSource.objects.filter(
-            scope_id=scope_id, source_type=source_type, source_id=source_id
-        )
+        _audited(ContentSource.objects)
+        .filter(scope_id=scope_id, source_type=source_type, source_id=source_id)
         .values(*AUDIT_FIELDS)
         .first()
     )
@@ -92,6 +102,19 @@ def audit_get(*, scope_id: str, source_type: str, source_id: str) -> dict[str, A
         raise SourceNotFound()
     _attach_attempts(scope_id, [row])
     return row
+
+
+def _audited(rows: Any) -> Any:
+    """``rows`` with their metadata as stored text (answers write it as it is)."""
+    return rows.annotate(metadata_text=JSONText("metadata"))
+
+
+def _with_attempts(
+    scope_id: str, chunks: Iterator[list[dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
+    for chunk in chunks:
+        _attach_attempts(scope_id, chunk)
+        yield from chunk
 
 
 def _attach_attempts(scope_id: str, rows: Any) -> None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from powercontext.pages import Page, Position, keyset_page
+from django.db.models import Subquery, Value
+
+from powercontext.limits import max_response_bytes
+from powercontext.pages import Page, Position
 
 from ..exceptions import ScopeNotFound, SourceNotFound
 from ..models import ContentSource, SourceJournalHead
+from .budget import admit, load, stored_size
 from .scopes import scope_require
 
 RECORD_FIELDS = (
@@ -33,7 +38,7 @@ class SourceIdentity:
 class Window:
     """A page of the generation window (api.md 6.2)."""
 
-    items: list[dict[str, Any]]
+    items: Iterable[dict[str, Any]]  # read lazily
     next_after: int
     high_watermark: int
 
@@ -87,45 +92,69 @@ def source_page(
     *, scope_id: str, position: Position | None, limit: int
 ) -> Page[dict[str, Any]]:
     """A page of the scope's Sources in journal order, working notes included
-    (expired ones too, as the reference's list does).
+    (expired ones too, as the reference's list does); its items are read lazily.
 
     A walk is a snapshot: its first page fixes the scope's high watermark, and
-    Sources captured during the walk are not returned by it. Raises
-    ``ScopeNotFound`` on the first page of a scope that does not exist.
+    Sources captured during the walk are not returned by it. A page stops early
+    at the response budget (``budget.py``), ``limit`` is a maximum. Raises
+    ``ScopeNotFound`` on the first page of a scope that does not exist. Two
+    queries (sizes and watermark, then the rows) for a page under 4 MiB.
     """
-    if position is None:
-        after, watermark = 0, scope_watermark(scope_id=scope_id)
-    else:
-        after, watermark = position["after"], position["watermark"]
-    rows = list(
-        ContentSource.objects.filter(
-            scope_id=scope_id, position__gt=after, position__lte=watermark
-        )
-        .order_by("position")
-        .values(*RECORD_FIELDS)[: limit + 1]
+    after = 0 if position is None else position["after"]
+    watermark: Any = (
+        _watermark_of(scope_id) if position is None else Value(position["watermark"])
     )
-    return keyset_page(
-        rows, limit, lambda row: {"after": row["position"], "watermark": watermark}
+    rows = ContentSource.objects.filter(
+        scope_id=scope_id, position__gt=after, position__lte=watermark
     )
+    sized = list(
+        rows.order_by("position")
+        .annotate(size=stored_size("content"), mark=watermark)
+        .values_list("position", "size", "mark")[: limit + 1]
+    )
+    if not sized:
+        scope_require(scope_id=scope_id)
+        return Page([], None)
+    mark = sized[0][2]
+    admission = admit(
+        [(p, size) for p, size, _ in sized], limit=limit, budget=max_response_bytes()
+    )
+    following = {"after": admission.last, "watermark": mark} if admission.more else None
+    return Page(load(rows, RECORD_FIELDS, admission), following)
 
 
 def source_window(*, scope_id: str, after: int, limit: int) -> Window:
-    """Up to ``limit`` non-note Sources after position ``after``, ascending.
+    """Up to ``limit`` non-note Sources after position ``after``, ascending, within
+    the response budget.
 
-    ``next_after`` is the last item's position on a full page, else the high
-    watermark, so working notes never stall a consumer. Raises ``ScopeNotFound``.
+    ``next_after`` is the last item's position on a full page (or one the budget
+    cut short), else the high watermark, so working notes never stall a
+    consumer. Raises ``ScopeNotFound``.
     """
-    watermark = scope_watermark(scope_id=scope_id)
-    rows = list(
-        ContentSource.objects.filter(
-            scope_id=scope_id,
-            is_working_note=False,
-            position__gt=after,
-            position__lte=watermark,
-        )
-        .order_by("position")
-        .values(*RECORD_FIELDS)[:limit]
+    watermark = _watermark_of(scope_id)
+    rows = ContentSource.objects.filter(
+        scope_id=scope_id,
+        is_working_note=False,
+        position__gt=after,
+        position__lte=watermark,
     )
-    full = len(rows) == limit
-    next_after = rows[-1]["position"] if full else max(watermark, after)
-    return Window(rows, next_after, watermark)
+    sized = list(
+        rows.order_by("position")
+        .annotate(size=stored_size("content"), mark=watermark)
+        .values_list("position", "size", "mark")[:limit]
+    )
+    # Without rows the page cannot say the watermark: ask (ScopeNotFound too).
+    watermark = sized[0][2] if sized else scope_watermark(scope_id=scope_id)
+    admission = admit(
+        [(at, size) for at, size, _ in sized], limit=limit, budget=max_response_bytes()
+    )
+    cut = admission.more or len(sized) == limit
+    next_after = admission.last if cut and admission.last else max(watermark, after)
+    return Window(load(rows, RECORD_FIELDS, admission), next_after, watermark)
+
+
+def _watermark_of(scope_id: str) -> Any:
+    """The scope's high watermark as a subquery (read with the page's sizes)."""
+    return Subquery(
+        SourceJournalHead.objects.filter(scope_id=scope_id).values("last_position")[:1]
+    )
