@@ -19,3 +19,14 @@ class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = current_request_id.get()
         return True
+
+
+def log_safe(text: str) -> str:
+    """``text`` with every unprintable character escaped (``\\n``, ``\\x1b``,
+    ``\\u2028``...), so a path or an id can never forge a log line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 
 from .errors import as_domain_error, error_response
 from .exceptions import BadRequest, RequestTooLarge
-from .logging import current_request_id
+from .logging import current_request_id, log_safe
 
 REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
 # RFC 9110 8.6: Content-Length = 1*DIGIT, and DIGIT is ASCII 0-9 only.
@@ -50,11 +50,11 @@ class RequestIdMiddleware:
             response[REQUEST_ID_HEADER] = request_id
             logger.info(
                 "%s %s %s %.1fms principal=%s",
-                request.method,
-                request.path,
+                log_safe(request.method or "-"),
+                log_safe(request.path),
                 response.status_code,
                 (time.perf_counter() - started) * 1000,
-                getattr(request, "principal_name", "-"),
+                log_safe(getattr(request, "principal_name", "-")),
             )
             return response
         finally:

@@ -56,3 +56,24 @@ def test_request_log_line_carries_the_same_id(
     assert [r.request_id for r in lines] == [request_id]
     assert "GET /v1/scopes 200" in lines[0].getMessage()
     assert "principal=root" in lines[0].getMessage()
+
+
+@pytest.mark.parametrize(
+    ("path", "logged"),
+    [
+        ("/v1/scopes/a%0Afake%20line", "/v1/scopes/a\\nfake line"),
+        ("/v1/scopes/%1B%5B31m", "/v1/scopes/\\x1b[31m"),
+        ("/v1/scopes/x%E2%80%A8y", "/v1/scopes/x\\u2028y"),
+    ],
+)
+def test_a_path_cannot_forge_a_log_line(
+    api: ApiClient, caplog: pytest.LogCaptureFixture, path: str, logged: str
+) -> None:
+    with caplog.at_level(logging.INFO, logger="powercontext.request"):
+        api.get(path)
+
+    (line,) = [
+        r.getMessage() for r in caplog.records if r.name == "powercontext.request"
+    ]
+    assert logged in line
+    assert "\n" not in line and "\x1b" not in line and "\u2028" not in line
