@@ -10,6 +10,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from powercontext import shape
 from powercontext.rates import parse_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -176,8 +177,13 @@ STORAGES = {
 }
 
 # --- Request limits -----------------------------------------------------------------
+# Sized so every thread of every worker can hold a worst-case body at once within
+# POWERCONTEXT_MEMORY_BUDGET_BYTES (powercontext/shape.py; docs/operations.md).
 POWERCONTEXT_MAX_BODY_BYTES = env.int(
-    "POWERCONTEXT_MAX_BODY_BYTES", default=16 * 1024 * 1024
+    "POWERCONTEXT_MAX_BODY_BYTES",
+    default=shape.default_body_limit(
+        workers=shape.workers(), threads=shape.threads(), budget=shape.memory_budget()
+    ),
 )
 # One Source's stored content (canonical JSON, UTF-8 bytes), on every capture path.
 POWERCONTEXT_MAX_SOURCE_BYTES = env.int(

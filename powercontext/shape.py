@@ -1,0 +1,54 @@
+"""The shape of the server - workers and threads - and the memory it may use.
+
+``gunicorn.conf.py`` sizes the server from here and the settings derive the
+default body limit from the same numbers, so the two never disagree
+(spec/limits.md 1, docs/operations.md "Memory"). Pure Python: gunicorn's master
+imports it before Django is set up.
+
+The arithmetic: a worker process costs about ``WORKER_BASELINE_BYTES`` at rest,
+and a request may raise it by at most 32 times its body plus 32 MiB. With every
+thread of every worker handling a worst-case body at once, the server must stay
+within ``POWERCONTEXT_MEMORY_BUDGET_BYTES`` (default 2 GiB):
+
+    workers * baseline + workers * threads * (32 * body + 32 MiB) <= budget
+
+so the default body limit is the largest multiple of 64 KiB that satisfies it,
+between 1 MiB and 16 MiB. On 2 CPUs (3 workers x 3 threads) that is 4.75 MiB.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+MIB = 1024 * 1024
+WORKER_BASELINE_BYTES = 128 * MIB
+REQUEST_OVERHEAD_BYTES = 32 * MIB
+BODY_FACTOR = 32
+BODY_FLOOR = 1 * MIB
+BODY_CEILING = 16 * MIB
+DEFAULT_THREADS = 3
+
+
+def workers() -> int:
+    """``POWERCONTEXT_WORKERS``, default one more than the CPUs (a worker's threads
+    share one GIL; a third process keeps both cores busy while others wait)."""
+    return int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1))
+
+
+def threads() -> int:
+    return int(os.environ.get("POWERCONTEXT_THREADS", DEFAULT_THREADS))
+
+
+def memory_budget() -> int:
+    return int(os.environ.get("POWERCONTEXT_MEMORY_BUDGET_BYTES", 2048 * MIB))
+
+
+def default_body_limit(
+    *, workers: int, threads: int, budget: int, baseline: int = WORKER_BASELINE_BYTES
+) -> int:
+    """The largest body every thread can hold at once within ``budget``."""
+    per_request = (budget - workers * baseline) / (workers * threads)
+    body = (per_request - REQUEST_OVERHEAD_BYTES) / BODY_FACTOR
+    step = 64 * 1024
+    return int(min(max(body // step * step, BODY_FLOOR), BODY_CEILING))
