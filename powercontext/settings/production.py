@@ -1,14 +1,21 @@
 """Production settings: secrets are required, HTTPS is enforced by default.
 
-Behind a TLS-terminating proxy set ``DJANGO_SECURE_PROXY_SSL_HEADER=true`` so that
-``X-Forwarded-Proto: https`` marks requests secure. The health paths are exempt from
-the HTTPS redirect so load balancers can probe over plain HTTP.
+The env file is read first (``envfile``). Behind a TLS-terminating proxy gunicorn
+marks a request HTTPS when the proxy, from an address in ``FORWARDED_ALLOW_IPS``,
+sends ``X-Forwarded-Proto: https``; ``DJANGO_SECURE_PROXY_SSL_HEADER`` would make
+Django believe that header from anyone, so it stays off (docs/deploying.md). The
+health paths are exempt from the HTTPS redirect so load balancers can probe over
+plain HTTP.
 """
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .base import *  # noqa: F403
-from .base import env
+from .envfile import env_file_read
+
+env_file_read()
+
+from .base import *  # noqa: E402, F403
+from .base import env  # noqa: E402
 
 DEBUG = False
 if POWERCONTEXT_AUTH_MODE == "disabled":  # noqa: F405
