@@ -23,7 +23,13 @@ if POWERCONTEXT_AUTH_MODE == "disabled":  # noqa: F405
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if len(SECRET_KEY) < 50:
     raise ImproperlyConfigured(
-        "DJANGO_SECRET_KEY must be set to at least 50 random characters."
+        "DJANGO_SECRET_KEY must be set to at least 50 random characters; generate "
+        "one with: .venv/bin/python -c 'import secrets; "
+        "print(secrets.token_urlsafe(50))'"
+    )
+if any(len(key) < 50 for key in SECRET_KEY_FALLBACKS):  # noqa: F405
+    raise ImproperlyConfigured(
+        "Every key in DJANGO_SECRET_KEY_FALLBACKS must have at least 50 characters."
     )
 if "DATABASE_URL" not in env:
     raise ImproperlyConfigured("DATABASE_URL must be set in production.")
