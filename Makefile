@@ -24,14 +24,15 @@ $(REF_VENV)/.installed:
 	$(REF_VENV)/bin/pip install --quiet 'powercontext[client]==1.4.1'
 	touch $@
 
+# The env file (.env, or POWERCONTEXT_ENV_FILE) is read by every step; the local
+# settings are forced. localsetup prints URLs for POWERCONTEXT_BIND, as gunicorn binds.
 run: $(VENV)/.installed
 	@mkdir -p var
 	@export DJANGO_SETTINGS_MODULE=powercontext.settings.local; \
 	$(VENV)/bin/python manage.py migrate --noinput -v 0 && \
 	$(VENV)/bin/python manage.py collectstatic --noinput -v 0 && \
 	$(VENV)/bin/python manage.py localsetup && \
-	exec $(VENV)/bin/gunicorn powercontext.wsgi:application \
-		--env DJANGO_SETTINGS_MODULE=powercontext.settings.local
+	exec $(VENV)/bin/gunicorn -c gunicorn.conf.py powercontext.wsgi:application
 
 lint: $(VENV)/.installed
 	@mkdir -p var

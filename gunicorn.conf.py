@@ -1,11 +1,32 @@
-"""Gunicorn settings (read automatically from the working directory).
+"""Gunicorn settings. Start the server with ``-c`` naming this file (docs/deploying.md).
 
-Every value can be overridden with ``GUNICORN_CMD_ARGS`` or the variables below;
-see docs/operations.md for sizing.
+gunicorn reads ``./gunicorn.conf.py`` by itself only when started in this
+directory; ``-c /path/to/gunicorn.conf.py`` finds it from anywhere, and the
+application refuses to load when it was not read (powercontext/wsgi.py). The env
+file is read first, so ``POWERCONTEXT_*`` variables may live there. Every value
+can be overridden with ``GUNICORN_CMD_ARGS`` or command-line flags; see
+docs/operations.md for sizing.
 """
 
 import multiprocessing
 import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+_FRESH = {"powercontext", "django", "environ"}
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from powercontext.settings.envfile import (  # noqa: E402 - needs ROOT on sys.path
+    GUNICORN_CONFIG_MARKER,
+    env_file_read,
+)
+
+env_file_read()
+os.environ[GUNICORN_CONFIG_MARKER] = str(Path(__file__).resolve())
+# The application is imported from here wherever the server was started.
+chdir = str(ROOT)
 
 bind = os.environ.get("POWERCONTEXT_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
@@ -30,4 +51,12 @@ preload_app = False
 accesslog = None  # the application writes one line per request, with its request id
 errorlog = "-"
 loglevel = os.environ.get("POWERCONTEXT_GUNICORN_LOG_LEVEL", "info")
+# Only requests from these addresses may mark themselves HTTPS with
+# X-Forwarded-Proto (gunicorn sets wsgi.url_scheme); docs/deploying.md.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+# Reading the env file imported our package, Django and django-environ into the
+# master. Forget them, so that the workers started after an upgrade and a HUP
+# import the new code rather than inherit these modules.
+for _name in [name for name in sys.modules if name.split(".")[0] in _FRESH]:
+    del sys.modules[_name]

@@ -123,6 +123,7 @@ wait_for() {  # wait_for URL PID LOG: until URL answers 200, or the process dies
 # --- our service, production settings -------------------------------------------
 OUR_ENV=(
   env -i PATH=/usr/bin:/bin HOME="$STATE" LANG=C.UTF-8
+  POWERCONTEXT_ENV_FILE=  # this configuration only, never a developer's .env
   DJANGO_SETTINGS_MODULE=powercontext.settings.production
   DJANGO_SECURE_SSL_REDIRECT=false
   DJANGO_ALLOWED_HOSTS=127.0.0.1
@@ -146,7 +147,7 @@ start_ours() {
   OUR_TOKEN=$("${OUR_ENV[@]}" "$ROOT/.venv/bin/python" manage.py createtoken \
     --name bench --grant '*:admin' 2>/dev/null | tail -n 1)
   port_free "$OUR_PORT"
-  "${OUR_ENV[@]}" "$ROOT/.venv/bin/gunicorn" powercontext.wsgi:application \
+  "${OUR_ENV[@]}" "$ROOT/.venv/bin/gunicorn" -c "$ROOT/gunicorn.conf.py" powercontext.wsgi:application \
     >"$STATE/ours.log" 2>&1 &
   OUR_PID=$!  # env execs gunicorn: this is the master's PID
   STARTED_PIDS+=("$OUR_PID")

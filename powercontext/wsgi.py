@@ -1,9 +1,34 @@
-"""WSGI entry point (gunicorn serves ``powercontext.wsgi:application``)."""
+"""WSGI entry point (gunicorn serves ``powercontext.wsgi:application``).
+
+The env file is read before the settings module is chosen. Under gunicorn the
+application refuses to load unless ``gunicorn.conf.py`` configured the server.
+"""
 
 import os
+import sys
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 
+from powercontext.settings.envfile import GUNICORN_CONFIG_MARKER, ROOT, env_file_read
+
+
+def gunicorn_config_check() -> None:
+    """Refuse to serve under gunicorn without our ``gunicorn.conf.py``.
+
+    gunicorn reads ``./gunicorn.conf.py`` only from the directory it starts in;
+    elsewhere it runs silently with one sync worker and every ``POWERCONTEXT_*``
+    sizing variable ignored. Other WSGI servers are not affected.
+    """
+    if "gunicorn.arbiter" in sys.modules and not os.environ.get(GUNICORN_CONFIG_MARKER):
+        raise ImproperlyConfigured(
+            "gunicorn was started without powercontext's gunicorn.conf.py; start "
+            f"it with -c {ROOT / 'gunicorn.conf.py'} (docs/deploying.md)."
+        )
+
+
+env_file_read()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "powercontext.settings.production")
+gunicorn_config_check()
 
 application = get_wsgi_application()

@@ -2,7 +2,9 @@
 
 A cursor is Django's timestamped HMAC signature (keyed by ``SECRET_KEY``) over a
 small JSON payload: the list kind, a binding (a hash of the scope and filters the
-walk started with) and the position to resume from. A cursor that was altered, or
+walk started with) and the position to resume from. Verifying also tries every key
+in ``SECRET_KEY_FALLBACKS`` (Django's signer reads it), so rotating the key does
+not break walks in progress. A cursor that was altered, or
 that belongs to another list, scope or filter set, is 400 ``invalid_cursor``; one
 older than ``POWERCONTEXT_CURSOR_TTL`` seconds is 410 ``cursor_expired``.
 """

@@ -20,6 +20,9 @@ env = environ.Env()
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+# Earlier keys, still accepted for verifying signatures (cursors, admin sessions)
+# while clients move to the new one; docs/deploying.md, "Rotating the secret key".
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
@@ -33,6 +36,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "powercontext.access",
+    "powercontext.backups",
     "sources",
     "sessions_app",
     "handoffs",

@@ -2,13 +2,17 @@
 
 DEBUG stays off so that what a newcomer sees is what production serves; the secret
 key is generated once and kept under ``var/`` so cursors and admin sessions survive
-restarts.
+restarts. The env file is read first (``envfile``), as in production.
 """
 
 import secrets
 
-from .base import *  # noqa: F403
-from .base import VAR_DIR, env
+from .envfile import env_file_read
+
+env_file_read()
+
+from .base import *  # noqa: E402, F403
+from .base import VAR_DIR, env  # noqa: E402
 
 VAR_DIR.mkdir(exist_ok=True)
 

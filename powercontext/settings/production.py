@@ -1,14 +1,21 @@
 """Production settings: secrets are required, HTTPS is enforced by default.
 
-Behind a TLS-terminating proxy set ``DJANGO_SECURE_PROXY_SSL_HEADER=true`` so that
-``X-Forwarded-Proto: https`` marks requests secure. The health paths are exempt from
-the HTTPS redirect so load balancers can probe over plain HTTP.
+The env file is read first (``envfile``). Behind a TLS-terminating proxy gunicorn
+marks a request HTTPS when the proxy, from an address in ``FORWARDED_ALLOW_IPS``,
+sends ``X-Forwarded-Proto: https``; ``DJANGO_SECURE_PROXY_SSL_HEADER`` would make
+Django believe that header from anyone, so it stays off (docs/deploying.md). The
+health paths are exempt from the HTTPS redirect so load balancers can probe over
+plain HTTP.
 """
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .base import *  # noqa: F403
-from .base import env
+from .envfile import env_file_read
+
+env_file_read()
+
+from .base import *  # noqa: E402, F403
+from .base import env  # noqa: E402
 
 DEBUG = False
 if POWERCONTEXT_AUTH_MODE == "disabled":  # noqa: F405
@@ -16,7 +23,13 @@ if POWERCONTEXT_AUTH_MODE == "disabled":  # noqa: F405
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if len(SECRET_KEY) < 50:
     raise ImproperlyConfigured(
-        "DJANGO_SECRET_KEY must be set to at least 50 random characters."
+        "DJANGO_SECRET_KEY must be set to at least 50 random characters; generate "
+        "one with: .venv/bin/python -c 'import secrets; "
+        "print(secrets.token_urlsafe(50))'"
+    )
+if any(len(key) < 50 for key in SECRET_KEY_FALLBACKS):  # noqa: F405
+    raise ImproperlyConfigured(
+        "Every key in DJANGO_SECRET_KEY_FALLBACKS must have at least 50 characters."
     )
 if "DATABASE_URL" not in env:
     raise ImproperlyConfigured("DATABASE_URL must be set in production.")

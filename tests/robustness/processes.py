@@ -82,6 +82,7 @@ def service_env(database_url: str, settings: str, **extra: str) -> dict[str, str
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DATABASE_URL=database_url,
         PYTHONUNBUFFERED="1",
+        POWERCONTEXT_ENV_FILE="",  # no developer's .env
         # These tests drive a server harder than any one client would; the
         # rate-limit tests set their own limits.
         POWERCONTEXT_RATE_LIMIT_WRITE="off",
@@ -115,10 +116,9 @@ def mint_token(env: dict[str, str]) -> str:
 
 
 class Gunicorn:
-    """Our WSGI app under gunicorn, started from the repository root as production is.
-
-    ``gunicorn.conf.py`` is read from there; workers and threads are given on the
-    command line. The master and its workers share a process group of their own.
+    """Our WSGI app under gunicorn with the repository's ``gunicorn.conf.py`` (``-c``,
+    as production starts it); workers and threads are given on the command line.
+    The master and its workers share a process group of their own.
     """
 
     def __init__(
@@ -138,6 +138,7 @@ class Gunicorn:
             self.process = subprocess.Popen(
                 [
                     str(BIN / "gunicorn"),
+                    f"--config={ROOT / 'gunicorn.conf.py'}",
                     "powercontext.wsgi:application",
                     f"--bind=127.0.0.1:{self.port}",
                     f"--workers={self.workers}",

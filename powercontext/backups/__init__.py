@@ -1,0 +1,1 @@
+"""Backups of the embedded SQLite database (PostgreSQL: pg_dump, docs/deploying.md)."""

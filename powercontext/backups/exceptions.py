@@ -1,0 +1,5 @@
+"""Errors of the backups app."""
+
+
+class BackupFailed(Exception):
+    """The backup was not written; the message says why and what to do."""

@@ -1,0 +1,186 @@
+"""One environment for everything: the env file reaches every entry point.
+
+``manage.py``, the settings and ``gunicorn.conf.py`` read the file named by
+``POWERCONTEXT_ENV_FILE`` (default ``.env`` at the root); the process environment
+wins; a command that falls back to the local settings says so in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from powercontext.settings import envfile
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "env-file-test-" + "k" * 50
+SHOW = (
+    "from django.conf import settings; "
+    "print(settings.SETTINGS_MODULE, settings.POWERCONTEXT_CURSOR_TTL, "
+    "settings.DATABASES['default']['NAME'])"
+)
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def env_file(tmp_path: Path) -> Path:
+    path = tmp_path / "powercontext.env"
+    path.write_text(
+        "# a production env file\n"
+        "DJANGO_SETTINGS_MODULE=powercontext.settings.production\n"
+        f"DJANGO_SECRET_KEY={SECRET}\n"
+        f"DATABASE_URL=sqlite:///{tmp_path / 'from-file.sqlite3'}\n"
+        "POWERCONTEXT_CURSOR_TTL=123\n"
+    )
+    return path
+
+
+def test_a_command_sees_the_env_file(env_file: Path, tmp_path: Path) -> None:
+    result = manage({"POWERCONTEXT_ENV_FILE": str(env_file)}, "shell", "-c", SHOW)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        f"powercontext.settings.production 123 {tmp_path / 'from-file.sqlite3'}"
+    )
+    assert result.stderr == ""
+
+
+def test_the_process_environment_wins_over_the_file(env_file: Path) -> None:
+    result = manage(
+        {"POWERCONTEXT_ENV_FILE": str(env_file), "POWERCONTEXT_CURSOR_TTL": "7"},
+        "shell",
+        "-c",
+        SHOW,
+    )
+
+    assert result.stdout.splitlines()[-1].split()[1] == "7"
+
+
+def test_a_named_env_file_that_is_missing_stops_the_command(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.env"
+
+    result = manage({"POWERCONTEXT_ENV_FILE": str(missing)}, "check")
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"manage.py: Cannot read the env file {missing} (No such file or "
+        "directory); set POWERCONTEXT_ENV_FILE to a readable file, or to '' to "
+        "read none.\n"
+    )
+
+
+def test_the_local_fallback_is_announced_in_one_line(tmp_path: Path) -> None:
+    result = manage({"POWERCONTEXT_ENV_FILE": ""}, "check")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        "manage.py: using the local settings and the SQLite database "
+        f"{ROOT / 'var' / 'powercontext.sqlite3'}: DJANGO_SETTINGS_MODULE is set "
+        "neither in the environment nor in an env file (POWERCONTEXT_ENV_FILE is "
+        "empty); on a server set POWERCONTEXT_ENV_FILE (docs/deploying.md).\n"
+    )
+
+
+def test_the_announcement_names_the_env_file_it_read(tmp_path: Path) -> None:
+    env_file = tmp_path / "local.env"
+    env_file.write_text(f"DATABASE_URL=sqlite:///{tmp_path / 'db.sqlite3'}\n")
+
+    result = manage({"POWERCONTEXT_ENV_FILE": str(env_file)}, "check")
+
+    assert result.stderr == (
+        "manage.py: using the local settings and the DATABASE_URL of the "
+        "environment: DJANGO_SETTINGS_MODULE is set neither in the environment "
+        f"nor in {env_file}; on a server set POWERCONTEXT_ENV_FILE "
+        "(docs/deploying.md).\n"
+    )
+
+
+def test_the_settings_module_from_the_file_means_no_announcement(
+    env_file: Path,
+) -> None:
+    result = manage({"POWERCONTEXT_ENV_FILE": str(env_file)}, "check")
+
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+# --- env_file_read, in this process ----------------------------------------------------
+
+
+@pytest.fixture
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in ("PC_TEST_A", "PC_TEST_B", "PC_TEST_C", envfile.FROM_FILE_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_reading_again_follows_the_file_but_not_over_the_environment(
+    tmp_path: Path, clean_environ: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "env"
+    clean_environ.setenv("POWERCONTEXT_ENV_FILE", str(path))
+    clean_environ.setenv("PC_TEST_B", "from the environment")
+    path.write_text("PC_TEST_A=1\nPC_TEST_B=file\n")
+    envfile.env_file_read()
+    path.write_text("PC_TEST_A=2\nPC_TEST_B=file\nPC_TEST_C=3\n")
+    envfile.env_file_read()
+    second = [os.environ.get(name) for name in ("PC_TEST_A", "PC_TEST_B", "PC_TEST_C")]
+    path.write_text("PC_TEST_C=4\n")
+    envfile.env_file_read()
+    third = [os.environ.get(name) for name in ("PC_TEST_A", "PC_TEST_B", "PC_TEST_C")]
+
+    assert second == ["2", "from the environment", "3"]
+    assert third == [None, "from the environment", "4"]
+
+
+@pytest.fixture
+def default_env_file(tmp_path: Path, clean_environ: pytest.MonkeyPatch) -> Path:
+    """Where the default ``.env`` would be (not created); no file named."""
+    default = tmp_path / ".env"
+    clean_environ.setattr(envfile, "DEFAULT_ENV_FILE", default)
+    clean_environ.delenv("POWERCONTEXT_ENV_FILE", raising=False)
+    return default
+
+
+def test_the_default_is_dotenv_at_the_root_when_it_exists(
+    default_env_file: Path,
+) -> None:
+    default_env_file.write_text("")
+
+    assert envfile.env_file_path() == default_env_file
+
+
+def test_without_dotenv_no_file_is_read(default_env_file: Path) -> None:
+    assert envfile.env_file_path() is None
+
+
+def test_an_empty_name_reads_no_file_even_with_dotenv(
+    default_env_file: Path, clean_environ: pytest.MonkeyPatch
+) -> None:
+    default_env_file.write_text("")
+    clean_environ.setenv("POWERCONTEXT_ENV_FILE", "")
+
+    assert envfile.env_file_path() is None
+
+
+def test_a_named_file_is_read_instead_of_dotenv(
+    default_env_file: Path, clean_environ: pytest.MonkeyPatch
+) -> None:
+    default_env_file.write_text("")
+    clean_environ.setenv("POWERCONTEXT_ENV_FILE", "/etc/powercontext/other.env")
+
+    assert envfile.env_file_path() == Path("/etc/powercontext/other.env")

@@ -1,0 +1,206 @@
+"""Every migration of the project is safe while the previous release serves.
+
+docs/deploying.md ("Upgrades") states the rule: ``migrate`` runs while old workers
+serve, so a migration may only add - new tables, nullable columns or columns with a
+database default, indexes and constraints on tables it creates, changes that emit
+no SQL - and an index on an existing table comes with ``AddIndexConcurrently``.
+Everything else needs two releases, and ``RunPython``/``RunSQL`` are reviewed one
+by one. The SQL each operation emits is PostgreSQL's (the production database),
+collected the way ``sqlmigrate`` collects it. Exceptions are listed below, each
+with its reason; a new unsafe migration fails here until it is fixed or listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.contrib.postgres.operations import AddIndexConcurrently
+from django.db import connection, migrations, models
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.operations.base import Operation
+from django.db.migrations.state import ProjectState
+from django.db.models.fields import NOT_PROVIDED
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+ROOT = Path(__file__).resolve().parents[2]
+GUARDS = (
+    "adds PostgreSQL triggers refusing UPDATE/DELETE/TRUNCATE on append-only tables; "
+    "no release of the code ever does either, so old workers are unaffected"
+)
+# (app label, migration, operation index) -> why it is safe anyway.
+EXCEPTIONS = {
+    ("sources", "0003_immutability_triggers", 0): GUARDS,
+    ("sources", "0005_truncate_guards", 0): GUARDS,
+    ("sessions_app", "0002_append_only_triggers", 0): GUARDS,
+    ("sessions_app", "0004_truncate_guards", 0): GUARDS,
+    ("handoffs", "0002_immutability_triggers", 0): GUARDS,
+    ("handoffs", "0003_truncate_guards", 0): GUARDS,
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operation of one migration, with the SQL it emits on PostgreSQL."""
+
+    app_label: str
+    migration: str
+    index: int
+    operation: Operation
+    statements: tuple[str, ...]
+    created_here: frozenset[str]  # models created earlier in the same migration
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.app_label, self.migration, self.index)
+
+
+def project_app_labels() -> set[str]:
+    return {
+        config.label
+        for config in apps.get_app_configs()
+        if Path(config.path).is_relative_to(ROOT)
+        and not Path(config.path).is_relative_to(ROOT / ".venv")
+    }
+
+
+def operation_steps(
+    app_label: str,
+    name: str,
+    operations: list[Operation],
+    state: ProjectState,
+    *,
+    atomic: bool = True,
+) -> Iterator[Step]:
+    """Each operation with the SQL it emits, applied in order from ``state``."""
+    created: set[str] = set()
+    for index, operation in enumerate(operations):
+        statements: tuple[str, ...] = ()
+        before = state.clone()
+        operation.state_forwards(app_label, state)
+        if operation.reduces_to_sql:
+            with connection.schema_editor(collect_sql=True, atomic=atomic) as editor:
+                operation.database_forwards(app_label, editor, before, state)
+            statements = tuple(editor.collected_sql)
+        yield Step(app_label, name, index, operation, statements, frozenset(created))
+        if isinstance(operation, migrations.CreateModel):
+            created.add(operation.name_lower)
+
+
+def project_steps() -> list[Step]:
+    loader = MigrationLoader(connection, ignore_no_migrations=True)
+    labels = project_app_labels()
+    leaves = [leaf for leaf in loader.graph.leaf_nodes() if leaf[0] in labels]
+    plan = [
+        key
+        for leaf in leaves
+        for key in loader.graph.forwards_plan(leaf)
+        if key[0] in labels
+    ]
+    steps: list[Step] = []
+    for app_label, name in dict.fromkeys(plan):
+        migration = loader.graph.nodes[(app_label, name)]
+        state = loader.project_state((app_label, name), at_end=False)
+        steps += operation_steps(
+            app_label, name, migration.operations, state, atomic=migration.atomic
+        )
+    return steps
+
+
+def unsafe_because(step: Step) -> str | None:
+    """Why ``step`` is not safe while old workers serve, or None."""
+    operation = step.operation
+    if isinstance(operation, (migrations.RunPython, migrations.RunSQL)):
+        return "runs code or raw SQL: review it"
+    if not step.statements or isinstance(operation, migrations.CreateModel):
+        return None
+    if isinstance(operation, AddIndexConcurrently):
+        return None
+    if isinstance(operation, (migrations.AddIndex, migrations.AddConstraint)):
+        if operation.model_name_lower in step.created_here:
+            return None
+        return "adds an index or constraint to an existing table"
+    if isinstance(operation, migrations.AddField):
+        field = operation.field
+        if (field.null or field.db_default is not NOT_PROVIDED) and not field.unique:
+            return None
+        return "adds a NOT NULL column without db_default (old INSERTs fail)"
+    return f"changes an existing table: {'; '.join(step.statements)}"
+
+
+def test_every_migration_follows_the_rule_or_is_a_listed_exception() -> None:
+    unsafe = {
+        step.key: reason
+        for step in project_steps()
+        if (reason := unsafe_because(step)) and step.key not in EXCEPTIONS
+    }
+
+    assert unsafe == {}, (
+        "Migrations that old workers may not survive (docs/deploying.md, "
+        f"'The migration rule'): {unsafe}"
+    )
+
+
+def test_every_listed_exception_is_a_migration_that_needs_one() -> None:
+    needing = {step.key for step in project_steps() if unsafe_because(step)}
+
+    assert set(EXCEPTIONS) <= needing
+
+
+def test_the_check_covers_every_app_with_migrations() -> None:
+    covered = {step.app_label for step in project_steps()}
+
+    assert covered == {"api", "sources", "sessions_app", "handoffs"}
+
+
+def _existing_table_ops() -> list[tuple[str, Operation, bool]]:
+    """Operations on tables that exist today, and whether the rule allows them."""
+    index = models.Index(fields=["principal"], name="rule_test_idx")
+    return [
+        (
+            "sources",
+            migrations.AddField("scope", "n", models.TextField(null=True)),
+            True,
+        ),
+        (
+            "sources",
+            migrations.AddField("scope", "n", models.IntegerField(db_default=0)),
+            True,
+        ),
+        (
+            "sources",
+            migrations.AddField("scope", "n", models.IntegerField(default=0)),
+            False,
+        ),
+        ("sources", migrations.RemoveField("scope", "summary"), False),
+        ("sources", migrations.RenameField("scope", "summary", "abstract"), False),
+        (
+            "sources",
+            migrations.AlterField("scope", "summary", models.CharField(max_length=10)),
+            False,
+        ),
+        ("api", migrations.AddIndex("apitoken", index), False),
+        ("api", AddIndexConcurrently("apitoken", index), True),
+        ("api", migrations.DeleteModel("tokengrant"), False),
+        ("api", migrations.RunSQL("SELECT 1"), False),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)  # AddIndexConcurrently refuses a transaction
+@pytest.mark.parametrize(
+    ("app_label", "operation", "allowed"),
+    _existing_table_ops(),
+    ids=[operation.describe() for _, operation, _ in _existing_table_ops()],
+)
+def test_the_rule_tells_additions_from_breaking_changes(
+    app_label: str, operation: Operation, allowed: bool
+) -> None:
+    state = MigrationLoader(connection, ignore_no_migrations=True).project_state()
+
+    (step,) = operation_steps(app_label, "9999_test", [operation], state, atomic=False)
+
+    assert (unsafe_because(step) is None) is allowed, unsafe_because(step)
