@@ -42,9 +42,12 @@ keepalive = 5
 # restarting worker pile onto the others.
 max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "500000"))
 max_requests_jitter = 50000
-# The longest legal URL (two 256-character ids percent-encoded as UTF-8, plus a
-# 4096-character cursor) passes gunicorn's 8190-byte default; 0 lifts it to 1 MiB.
-limit_request_line = 0
+# Explicit, finite limits (spec/limits.md 4). The longest legal request line - two
+# 256-character ids of 4-byte characters percent-encoded (3072 bytes each) and a
+# cursor as this service issues them (at most 512 characters) - is about 7 KB;
+# 8190 is gunicorn's largest finite value (0 would mean unlimited).
+limit_request_line = 8190
+limit_request_fields = 100
 limit_request_field_size = 16384
 # Don't preload: database connections and pools must be opened in each worker.
 preload_app = False

@@ -71,9 +71,13 @@ def seed_collisions(*, scope_id: str, prefix: str, count: int) -> list[str]:
     user a half-done run: the identity constraint still decides at insert time.
     """
     found: list[str] = []
-    candidates = ContentSource.objects.filter(
-        scope_id=scope_id, source_type="content", source_id__startswith=prefix
-    ).values_list("source_id", flat=True)
+    candidates = (
+        ContentSource.objects.filter(
+            scope_id=scope_id, source_type="content", source_id__startswith=prefix
+        )
+        .order_by("position")
+        .values_list("source_id", flat=True)
+    )
     for source_id in candidates.iterator(chunk_size=2000):
         number = source_id[len(prefix) :]
         if (

@@ -77,19 +77,38 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 
 
 def test_the_longest_legal_url_reaches_the_application(server: tuple[str, str]) -> None:
+    """Two 256-character ids of 4-byte characters, percent-encoded (3072 bytes
+    each), and a cursor as long as any this service issues (512 characters)."""
     base, token = server
-    long_id = quote("\U0001f600" * 256, safe="")  # 256 characters, 3072 bytes encoded
+    long_id = quote("\U0001f600" * 256, safe="")
     url = f"{base}/v1/scopes/{long_id}/source-attempts/content/{long_id}"
 
     response = httpx.get(
         url,
-        params={"limit": "100", "cursor": "c" * 4096},
+        params={"limit": "100", "cursor": "c" * 512},
         headers={"Authorization": f"Bearer {token}"},
     )
 
-    assert len(str(response.request.url)) > 8190
+    assert 6500 < len(str(response.request.url)) < 8190 - len("GET  HTTP/1.1")
     assert response.status_code in (400, 404)
     assert set(response.json()) == {"error"}
+
+
+def test_a_request_line_over_gunicorns_limit_is_refused(
+    server: tuple[str, str],
+) -> None:
+    """``limit_request_line`` is explicit (8190, gunicorn's largest finite
+    value): a longer line never reaches the application."""
+    base, token = server
+
+    response = httpx.get(
+        f"{base}/v1/scopes",
+        params={"cursor": "c" * 9000},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+    assert response.status_code == 400
+    assert "X-PowerContext-Request-ID" not in response.headers
 
 
 def test_gunicorn_responses_carry_request_ids_and_envelopes(

@@ -126,9 +126,15 @@ def _round_trip_content(api: ApiClient, scope_id: str, value: Any) -> None:
     assert again.json()["content_digest"] == record["content_digest"]
 
 
+# Content is any JSON value but a blank string (refused as blank, api.md 6).
+CONTENT_VALUES = JSON_VALUES.filter(
+    lambda v: not (isinstance(v, str) and not v.strip())
+)
+
+
 @pytest.mark.django_db
 @PROPERTY
-@given(value=JSON_VALUES)
+@given(value=CONTENT_VALUES)
 def test_created_content_reads_back_and_is_accepted_again(
     api: ApiClient, scope_id: str, value: Any
 ) -> None:

@@ -207,7 +207,9 @@ def test_client_sees_evidence_expire(
     reference_client: Callable, make_token: Callable[..., str]
 ) -> None:
     token = make_token("*:admin")
-    expires = datetime.now(UTC) + timedelta(seconds=3)
+    # Long enough for the setup below to finish before the note expires on a busy
+    # machine; the test then waits for the expiry.
+    expires = datetime.now(UTC) + timedelta(seconds=8)
     body = draft([sc("c-1")], [sc("wn-exp")], next_action=[sc("wn-exp"), sc("c-1")])
     setup = reference_client(
         token,

@@ -484,3 +484,33 @@ def test_window_stays_within_its_statement_budget(
 
     with assert_max_statements(3):
         assert api.get(f"/v1/scopes/{scope_id}/sources/window").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "sources",
+        "source-audit?working_note=true&session_id=sess-1&note_kind=inspection",
+        "source-attempts/content/n-1",
+    ],
+)
+def test_cursors_stay_within_512_characters(
+    api: ApiClient, scope_id: str, path: str
+) -> None:
+    """The longest legal request line counts on it (gunicorn.conf.py)."""
+    for source_id in ("n-1", "n-2", "n-3", "n-1", "n-1"):  # n-1: three attempts
+        api.post(
+            "/v1/sources/working-notes",
+            {
+                "scope_id": scope_id,
+                "source_id": source_id,
+                "content": "a note",
+                "session_id": "sess-1",
+                "note_kind": "inspection",
+            },
+        )
+    separator = "&" if "?" in path else "?"
+
+    body = api.get(f"/v1/scopes/{scope_id}/{path}{separator}limit=1").json()
+
+    assert 0 < len(body["next_cursor"]) <= 512
