@@ -8,7 +8,6 @@ can be overridden with ``GUNICORN_CMD_ARGS`` or command-line flags; see
 docs/operations.md for sizing.
 """
 
-import multiprocessing
 import os
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ _FRESH = {"powercontext", "django", "environ"}
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from powercontext import shape  # noqa: E402 - needs ROOT on sys.path
 from powercontext.settings.envfile import (  # noqa: E402 - needs ROOT on sys.path
     GUNICORN_CONFIG_MARKER,
     env_file_read,
@@ -32,8 +32,9 @@ bind = os.environ.get("POWERCONTEXT_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
 # One worker more than CPUs: a worker's threads share one GIL, and a third process
 # keeps both cores busy while the others wait on PostgreSQL (docs/performance.md).
-workers = int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1))
-threads = int(os.environ.get("POWERCONTEXT_THREADS", "3"))
+# The settings size the default body limit from the same numbers (shape.py).
+workers = shape.workers()
+threads = shape.threads()
 timeout = int(os.environ.get("POWERCONTEXT_WORKER_TIMEOUT", "30"))
 graceful_timeout = 30
 keepalive = 5

@@ -24,7 +24,7 @@ from powercontext.db.immutable import AppendOnlyModel
 from powercontext.jsonvalues import StoredJSONDecoder
 from sources.models import Scope
 
-from .meta import Owner
+from .meta_keys import Owner
 
 
 class WriteOperation(models.TextChoices):

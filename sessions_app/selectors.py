@@ -20,13 +20,8 @@ from sources.selectors import scope_require
 
 from .exceptions import SessionNotFound
 from .fold import working_notes_fold_text
-from .meta import (
-    WORKING_NOTES_KEY,
-    Scalar,
-    sanitize_stored,
-    sanitize_stored_value,
-    utf8_length,
-)
+from .meta import Scalar, sanitize_stored, sanitize_stored_value, utf8_length
+from .meta_keys import WORKING_NOTES_KEY
 from .models import EnvelopeRevision, EnvelopeValue, SessionEnvelope
 
 

@@ -28,6 +28,9 @@ from powercontext.inputs import (
     unique_items,
 )
 
+from .availability import Availability
+from .selectors.audit import AuditFilters
+
 SCOPE_QUERY_FIELDS = ("scope_id", "title", "summary", "external_reference_value")
 NoteKind = Literal[
     "inspection", "abandoned_approach", "validation", "unresolved", "host_context"
@@ -201,3 +204,11 @@ class SourceAuditQuery(PageQuery):
     note_kind: NoteKind | None = None
     state: Literal["active", "expired"] | None = None
     after_position: Offset = 0
+
+    def filters(self) -> AuditFilters:
+        return AuditFilters(
+            working_note=self.working_note,
+            session_id=self.session_id,
+            note_kind=self.note_kind,
+            state=None if self.state is None else Availability(self.state),
+        )

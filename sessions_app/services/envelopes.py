@@ -10,7 +10,8 @@ from django.db import transaction
 from powercontext.principals import Principal
 
 from ..exceptions import NotHostKey, NotWorkerKey
-from ..meta import Owner, known_owner, owner_of, same_value, sanitize_value
+from ..meta import same_value, sanitize_value
+from ..meta_keys import Owner, known_owner, owner_of
 from ..models import WriteOperation
 from ..preconditions import IfMatch
 from .writes import EnvelopeWrite, Meta, Writer, envelope_write, set_key

@@ -21,7 +21,8 @@ from powercontext.principals import Principal
 from powercontext.text import IDENTITY_MAX_LENGTH
 from sources.services import AttemptLog, Receipt, attempt_log, working_note_capture
 
-from ..meta import WORKING_NOTES_KEY, Owner, sanitize_working_notes
+from ..meta import sanitize_working_notes
+from ..meta_keys import WORKING_NOTES_KEY, Owner
 from ..models import WriteOperation
 from ..preconditions import IfMatch
 from ..selectors import WorkingNotesState

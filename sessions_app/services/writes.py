@@ -28,15 +28,8 @@ from powercontext.exceptions import PreconditionFailed
 from powercontext.principals import Principal
 from sources.selectors import scope_require
 
-from ..meta import (
-    WORKING_NOTES_KEY,
-    Owner,
-    Scalar,
-    check_meta_size,
-    same_meta,
-    same_value,
-    sanitize_stored,
-)
+from ..meta import Scalar, check_meta_size, same_meta, same_value, sanitize_stored
+from ..meta_keys import WORKING_NOTES_KEY, Owner
 from ..models import EnvelopeRevision, EnvelopeValue, SessionEnvelope, WriteOperation
 from ..preconditions import IfMatch
 from ..selectors import EnvelopeState, envelope_state

@@ -107,7 +107,7 @@ def test_a_request_line_over_gunicorns_limit_is_refused(
         headers={"Authorization": f"Bearer {token}"},
     )
 
-    assert response.status_code == 400
+    assert response.status_code == 414
     assert "X-PowerContext-Request-ID" not in response.headers
 
 

@@ -20,7 +20,7 @@ import pytest
 import time_machine
 from django.core.management import call_command
 
-from sessions_app.meta import Owner, owner_of
+from sessions_app.meta_keys import Owner, owner_of
 from sessions_app.models import EnvelopeRevision, SessionEnvelope
 from sessions_app.selectors import revision_meta
 from tests.concurrency.conftest import race

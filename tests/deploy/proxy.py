@@ -62,8 +62,9 @@ def assert_long_urls_and_large_bodies_reach_the_service(
     deployment: Deployment, token: str
 ) -> None:
     """The longest legal URL and a 2.4 MB body (nginx's default cap is 1 MB)
-    reach the service; a body over its limit gets its 413 envelope from nginx,
-    unread."""
+    reach the service; a body over 16 MiB gets the 413 envelope from nginx,
+    unread, and a smaller one over the service's own limit its 413 from the
+    service (never a 502)."""
     long_id = quote("\U0001f600" * 256, safe="")
     limit = 16 * 1024 * 1024
     with deployment.client(token, timeout=60) as client:
@@ -85,6 +86,11 @@ def assert_long_urls_and_large_bodies_reach_the_service(
             content=b'{"title": "' + b"x" * limit + b'"}',
             headers={"Content-Type": "application/json"},
         )
+        over_the_service = client.post(
+            "/v1/scopes",
+            content=b'{"title": "' + b"x" * (15 * 1024 * 1024) + b'"}',
+            headers={"Content-Type": "application/json"},
+        )
     assert len(str(long_url.request.url)) > 6500
     assert long_url.status_code in (400, 404)
     assert set(long_url.json()) == {"error"}
@@ -97,6 +103,10 @@ def assert_long_urls_and_large_bodies_reach_the_service(
             "details": None,
         }
     }
+    # 2 workers x 2 threads: the service's own limit is 13 MiB (shape.py).
+    assert over_the_service.status_code == 413, over_the_service.text
+    assert over_the_service.json()["error"]["code"] == "request_too_large"
+    assert over_the_service.headers["X-PowerContext-Request-ID"]
 
 
 @contextlib.contextmanager

@@ -155,6 +155,7 @@ def documented_variables() -> set[str]:
 def variables_read() -> set[str]:
     sources = [
         *sorted((ROOT / "powercontext" / "settings").glob("*.py")),
+        ROOT / "powercontext" / "shape.py",
         ROOT / "gunicorn.conf.py",
     ]
     pattern = re.compile(

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
-from sessions_app.meta import Owner, owner_of
+from sessions_app.meta_keys import Owner, owner_of
 from sessions_app.models import EnvelopeRevision, SessionEnvelope
 from tests.conftest import ApiClient
 

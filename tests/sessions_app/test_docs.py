@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from sessions_app.fold import FOLD_FRAMING, FOLD_HEADING
-from sessions_app.meta import RESERVED_KEYS, KeyRule
+from sessions_app.meta_keys import RESERVED_KEYS, KeyRule
 
 DOCS = Path(settings.BASE_DIR) / "docs"
 UNITS = {"B": 1, "KiB": 1024}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sessions_app.meta import RESERVED_KEYS, Owner
+from sessions_app.meta_keys import RESERVED_KEYS, Owner
 from sessions_app.models import SessionEnvelope
 from tests.conftest import ApiClient, error_of
 from tests.sessions_app.conftest import envelope_row, session_path, write_key

@@ -1,10 +1,9 @@
-"""Registry views: parse, authorize, call one service or selector, render."""
+"""Scope, capture and Source views: parse, authorize, call a service or selector."""
 
 from __future__ import annotations
 
 from django.http import HttpResponseBase
 from django.urls import reverse
-from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,9 +21,8 @@ from powercontext.api.requests import parse_body, parse_path, parse_query
 from powercontext.api.responses import StreamedJSONResponse
 from powercontext.principals import Role
 
-from . import schemas, selectors, services
-from .availability import Availability
-from .inputs import (
+from .. import schemas, selectors, services
+from ..inputs import (
     CaptureContent,
     CaptureWorkingNote,
     CreateSource,
@@ -32,19 +30,16 @@ from .inputs import (
     ScopeCreate,
     ScopeListQuery,
     ScopePath,
-    SourceAuditQuery,
     SourcePath,
     SourceWindowQuery,
 )
-from .renderers import (
-    attempt_item,
-    audit_record,
+from ..renderers import (
     receipt_body,
     scope_descriptor,
     source_record,
 )
 
-SCOPES, SOURCES, AUDIT = ["scopes"], ["sources"], ["audit"]
+SCOPES, SOURCES = ["scopes"], ["sources"]
 
 
 class ScopeCollectionView(APIView):
@@ -229,76 +224,3 @@ class SourceWindowView(APIView):
             "high_watermark": window.high_watermark,
         }
         return StreamedJSONResponse(window.items, source_record, lambda: tail)
-
-
-# --- Audit --------------------------------------------------------------------------
-
-
-class SourceAuditCollectionView(APIView):
-    @documented(
-        "list_source_audit",
-        tags=AUDIT,
-        path=ScopePath,
-        query=SourceAuditQuery,
-        answers={200: schemas.AuditPage},
-        errors=(400, 404, 410),
-    )
-    def get(self, request: Request, scope_id: str) -> HttpResponseBase:
-        parse_path(ScopePath, scope_id=scope_id)
-        query = parse_query(SourceAuditQuery, request.query_params, invalid_status=400)
-        authorize(principal_of(request), scope_id, Role.VIEWER)
-        filters = selectors.AuditFilters(
-            working_note=query.working_note,
-            session_id=query.session_id,
-            note_kind=query.note_kind,
-            state=None if query.state is None else Availability(query.state),
-        )
-        walk, now = Walk.of("source-audit", scope_id, filters.as_dict()), timezone.now()
-        page = selectors.audit_page(
-            scope_id=scope_id,
-            filters=filters,
-            position=walk.position(query.cursor),
-            start_after=query.after_position,
-            limit=query.limit,
-            now=now,
-        )
-        return walk.stream(page, lambda row: audit_record(row, now))
-
-
-class SourceAuditDetailView(APIView):
-    @documented(
-        "get_source_audit",
-        tags=AUDIT,
-        path=SourcePath,
-        answers={200: schemas.AuditRecord},
-        errors=(404,),
-    )
-    def get(
-        self, request: Request, scope_id: str, source_type: str, source_id: str
-    ) -> Response:
-        path = parse_path(SourcePath, **self.kwargs)
-        authorize(principal_of(request), scope_id, Role.VIEWER)
-        row = selectors.audit_get(**dict(path))
-        return Response(audit_record(row, timezone.now()))
-
-
-class SourceAttemptsView(APIView):
-    @documented(
-        "list_capture_attempts",
-        tags=AUDIT,
-        path=SourcePath,
-        query=PageQuery,
-        answers={200: schemas.AttemptPage},
-        errors=(400, 404, 410),
-    )
-    def get(
-        self, request: Request, scope_id: str, source_type: str, source_id: str
-    ) -> Response:
-        path = parse_path(SourcePath, **self.kwargs)
-        query = parse_query(PageQuery, request.query_params, invalid_status=400)
-        authorize(principal_of(request), scope_id, Role.VIEWER)
-        walk = Walk.of("attempts", scope_id, source_type, source_id)
-        page = selectors.attempt_page(
-            **dict(path), position=walk.position(query.cursor), limit=query.limit
-        )
-        return Response(walk.body(page, attempt_item))

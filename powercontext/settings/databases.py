@@ -1,0 +1,66 @@
+"""The ``DATABASES`` entry a ``DATABASE_URL`` stands for (docs/operations.md)."""
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+env = environ.Env()
+
+
+def database_from_env(url: str) -> dict:
+    """Build the DATABASES entry for ``url`` with the options each engine needs.
+
+    SQLite runs in WAL mode with IMMEDIATE transactions and a busy timeout so that
+    concurrent writers wait for each other instead of failing with "database is
+    locked". PostgreSQL uses psycopg 3's connection pool unless disabled; pooled
+    connections are checked when handed out and reconnected on demand after an
+    outage (docs/operations.md, "Failure behaviour").
+    """
+    config = environ.Env.db_url_config(url)
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env.int("POWERCONTEXT_SQLITE_BUSY_TIMEOUT", default=30),
+            "init_command": (
+                "PRAGMA journal_mode=WAL;"
+                "PRAGMA synchronous=NORMAL;"
+                "PRAGMA foreign_keys=ON;"
+            ),
+        }
+    elif config["ENGINE"] == "django.db.backends.postgresql":
+        options = config.setdefault("OPTIONS", {})
+        if env.bool("POWERCONTEXT_DB_POOL", default=True):
+            options["pool"] = {
+                "min_size": env.int("POWERCONTEXT_DB_POOL_MIN", default=2),
+                "max_size": env.int("POWERCONTEXT_DB_POOL_MAX", default=8),
+                "timeout": env.float("POWERCONTEXT_DB_POOL_TIMEOUT", default=10.0),
+                # psycopg's pool retries a failed connect with a backoff that doubles
+                # for this long; a short window leaves reconnecting to the next
+                # request, so recovery does not lag the database by minutes.
+                "reconnect_timeout": env.float(
+                    "POWERCONTEXT_DB_POOL_RECONNECT_TIMEOUT", default=5.0
+                ),
+            }
+            config["CONN_MAX_AGE"] = 0
+        else:
+            config["CONN_MAX_AGE"] = env.int("POWERCONTEXT_DB_CONN_MAX_AGE", default=60)
+            config["CONN_HEALTH_CHECKS"] = True
+        # Checks each pooled connection as it is handed out and replaces those a
+        # database restart broke; gives hot paths prepared statements.
+        config["ENGINE"] = "powercontext.db.postgresql"
+        options.setdefault(
+            "connect_timeout", env.int("POWERCONTEXT_DB_CONNECT_TIMEOUT", default=5)
+        )
+        if env.bool("POWERCONTEXT_DB_DISABLE_PREPARE", default=False):
+            # Needed behind PgBouncer in transaction mode (psycopg prepared statements).
+            options["prepare_threshold"] = None
+            config["DISABLE_SERVER_SIDE_CURSORS"] = True
+        else:
+            # Django turns psycopg's prepared statements off unless asked; only the
+            # statements run through powercontext.db.cursors.prepared_cursor are
+            # prepared (Django's own cursors bind parameters client-side).
+            options.setdefault("prepare_threshold", 5)
+    else:
+        raise ImproperlyConfigured(
+            f"Unsupported database engine in DATABASE_URL: {config['ENGINE']}"
+        )
+    return config
