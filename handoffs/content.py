@@ -1,108 +1,109 @@
-"""Handoff values on the wire: shapes, key order, digests, and what they cite.
+"""Handoff values as typed objects: drafts, contents, statements, omissions.
 
-Pure functions over validated request data (no database). A handoff's content is
-kept as the reference's wire value (``HandoffContent``); ``content_value`` puts any
-validated or stored form into that shape and key order, so a revision renders
-byte-identically every time and two contents compare by their canonical digest.
+These pydantic models are the domain's types - the services, selectors, the hint
+and the evidence checks read them by attribute - and the same models validate the
+request bodies that carry them (``inputs.py``). They follow the reference's models
+(``HandoffDraft``, ``PreparedHandoff``, ``HandoffContent``...): the same keys, the
+same required-but-nullable keys (``next_action``, ``base``, an omission's
+``citation``), the same limits (``powercontext.limits``). What they cite is in
+``citations.py``.
+
+A revision stores its content as the RFC 8785 canonical JSON of ``wire()``
+(``content_text``); two contents are equal for commit idempotency exactly when
+their canonical digests are (``content_digest``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Literal
 
+from pydantic import Field, StringConstraints
+
+from powercontext import limits
 from powercontext.canonical import canonical_json, canonical_sha256
+from powercontext.inputs import NOT_BLANK, Identity
+from powercontext.jsonvalues import stored_json_loads
 
-HANDOFF_SCHEMA = "powercontext.handoff.v1"
-PREPARED_SCHEMA = "powercontext.prepared-handoff.v1"
-CONTEXT_SCHEMA = "powercontext.prepared-context.v1"
-# One handoff artifact per scope: the family and id are always these.
-ARTIFACT_FAMILY = "handoff"
-ARTIFACT_ID = "handoff"
+from .citations import (
+    ArtifactReference,
+    CitedSource,
+    HandoffBase,
+    HandoffCitation,
+    HandoffValue,
+    RefToken,
+    Revision,
+    cited_artifacts,
+    cited_sources,
+)
 
-Citation = dict[str, Any]
-CitationKey = tuple[Any, ...]
+HandoffSchema = Literal["powercontext.handoff.v1"]
+PreparedSchema = Literal["powercontext.prepared-handoff.v1"]
+HANDOFF_SCHEMA: HandoffSchema = "powercontext.handoff.v1"
+PREPARED_SCHEMA: PreparedSchema = "powercontext.prepared-handoff.v1"
 
-
-def revision_ref(number: int) -> dict[str, Any]:
-    """The ArtifactReference of revision ``number`` of a scope's handoff."""
-    return {"family": ARTIFACT_FAMILY, "artifact_id": ARTIFACT_ID, "revision": number}
-
-
-def citation_value(citation: Citation) -> Citation:
-    """A citation in wire key order (``kind`` first)."""
-    if citation["kind"] == "source":
-        ref = citation["source_ref"]
-        return {
-            "kind": "source",
-            "source_ref": {"name": ref["name"], "source_id": ref["source_id"]},
-        }
-    ref = citation["artifact_ref"]
-    return {
-        "kind": "artifact",
-        "artifact_ref": {
-            "family": ref["family"],
-            "artifact_id": ref["artifact_id"],
-            "revision": ref["revision"],
-        },
-    }
+# Caller-written handoff text: 1..8192 characters, not blank.
+HandoffText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=limits.HANDOFF_TEXT_MAX_LENGTH),
+    NOT_BLANK,
+]
+Disposition = Literal["continuable", "blocked", "complete"]
+Version = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+HexDigest = Annotated[str, StringConstraints(min_length=1, pattern=r"^[0-9a-f]{64}$")]
 
 
-def citation_key(citation: Citation) -> CitationKey:
-    """A hashable identity of a citation (equal citations, equal keys)."""
-    if citation["kind"] == "source":
-        ref = citation["source_ref"]
-        return ("source", ref["name"], ref["source_id"])
-    ref = citation["artifact_ref"]
-    return ("artifact", ref["family"], ref["artifact_id"], ref["revision"])
+class HandoffStatement(HandoffValue):
+    """A claim and the 1..32 citations that support it."""
+
+    text: HandoffText
+    citations: list[HandoffCitation] = Field(
+        min_length=1, max_length=limits.HANDOFF_CITATIONS_MAX
+    )
 
 
-def statement_value(statement: dict[str, Any] | None) -> dict[str, Any] | None:
-    if statement is None:
-        return None
-    return {
-        "text": statement["text"],
-        "citations": [citation_value(c) for c in statement["citations"]],
-    }
+class HandoffOmission(HandoffValue):
+    """Something the handoff knowingly leaves out; ``citation`` may be null."""
+
+    text: HandoffText
+    citation: HandoffCitation | None  # the key is required, null allowed
 
 
-def omission_value(omission: dict[str, Any]) -> dict[str, Any]:
-    citation = omission["citation"]
-    return {
-        "text": omission["text"],
-        "citation": None if citation is None else citation_value(citation),
-    }
+# --- Generation provenance (never issued by this service) -----------------------------
 
 
-def content_value(content: dict[str, Any]) -> dict[str, Any]:
-    """A HandoffContent (or a draft) as the wire value, in the reference's key order.
+class HandoffGenerationEnvelope(HandoffValue):
+    """A generation receipt (issued by a generating server; never by this one)."""
 
-    ``generation`` is kept when present (a prepared value may carry metadata from a
-    generating server) and is ``None`` otherwise.
-    """
-    return {
-        "generation": content.get("generation"),
-        "schema": HANDOFF_SCHEMA,
-        "objective": content["objective"],
-        "state": [statement_value(s) for s in content["state"]],
-        "disposition": content["disposition"],
-        "next_action": statement_value(content["next_action"]),
-        "omissions": [omission_value(o) for o in content["omissions"]],
-    }
+    receipt: Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=limits.HANDOFF_TEXT_MAX_LENGTH),
+    ]
 
 
-def content_text(content: dict[str, Any]) -> str:
-    """The stored form of a content value: its RFC 8785 canonical JSON."""
-    return canonical_json(content).decode("utf-8")
+class GenerationArtifact(HandoffValue):
+    """Any artifact reference (inside generation metadata from another server)."""
+
+    family: RefToken
+    artifact_id: RefToken
+    revision: Revision
 
 
-def content_digest(content: dict[str, Any]) -> str:
-    """``sha256:`` + hex SHA-256 of the canonical JSON of a content value.
+class HandoffGenerationMetadata(HandoffValue):
+    """Provenance of a model-generated draft, as another server records it."""
 
-    Two contents are equal for commit idempotency exactly when their digests are.
-    """
-    return "sha256:" + canonical_sha256(content)
+    scope_id: Identity
+    prompt_key: Literal["handoff.generate"]
+    selection: Literal["built_in", "artifact"]
+    artifact: GenerationArtifact | None  # the key is required, null allowed
+    definition_version: Version
+    builtin_version: Version
+    compiled_digest: HexDigest
+    original_draft_digest: HexDigest
+    edit_status: Literal["unchanged", "edited"]
+
+
+# --- Drafts, contents, prepared handoffs ----------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -110,57 +111,105 @@ class Claim:
     """A statement whose evidence is checked: ``state[state_index]`` or the next
     action (``state_index`` None)."""
 
-    claim: str
+    claim: Literal["state", "next_action"]
     state_index: int | None
-    citations: list[Citation]
+    citations: list[HandoffCitation]
 
 
-def checked_claims(content: dict[str, Any]) -> list[Claim]:
-    """The state statements in order, then the next action when there is one.
+class HandoffDraft(HandoffValue):
+    """A caller-written handoff to finalize."""
 
-    Omissions are not claims: finalize, commit and continue never check them.
+    generation: HandoffGenerationEnvelope | None = None
+    objective: HandoffText
+    state: list[HandoffStatement] = Field(
+        min_length=1, max_length=limits.HANDOFF_STATE_MAX
+    )
+    disposition: Disposition
+    next_action: HandoffStatement | None  # the key is required, null allowed
+    omissions: list[HandoffOmission] = Field(max_length=limits.HANDOFF_OMISSIONS_MAX)
+
+    def content(self) -> HandoffContent:
+        """The content this draft finalizes to: its statements, no generation."""
+        return HandoffContent(
+            generation=None,
+            schema=HANDOFF_SCHEMA,
+            objective=self.objective,
+            state=self.state,
+            disposition=self.disposition,
+            next_action=self.next_action,
+            omissions=self.omissions,
+        )
+
+
+class HandoffContent(HandoffValue):
+    """The content of a handoff: a finalized draft, what a revision stores.
+
+    ``generation`` is kept when present (a prepared value may carry metadata from
+    a generating server); commit refuses it.
     """
-    claims = [
-        Claim("state", index, statement["citations"])
-        for index, statement in enumerate(content["state"])
-    ]
-    if content["next_action"] is not None:
-        claims.append(Claim("next_action", None, content["next_action"]["citations"]))
-    return claims
+
+    generation: HandoffGenerationMetadata | None = None
+    schema_: HandoffSchema = Field(alias="schema")
+    objective: HandoffText
+    state: list[HandoffStatement] = Field(
+        min_length=1, max_length=limits.HANDOFF_STATE_MAX
+    )
+    disposition: Disposition
+    next_action: HandoffStatement | None  # the key is required, null allowed
+    omissions: list[HandoffOmission] = Field(max_length=limits.HANDOFF_OMISSIONS_MAX)
+
+    def claims(self) -> list[Claim]:
+        """The state statements in order, then the next action when there is one.
+
+        Omissions are not claims: finalize, commit and continue never check them.
+        """
+        claims = [
+            Claim("state", index, statement.citations)
+            for index, statement in enumerate(self.state)
+        ]
+        if self.next_action is not None:
+            claims.append(Claim("next_action", None, self.next_action.citations))
+        return claims
+
+    def claim_citations(self) -> list[HandoffCitation]:
+        """Every citation of the claims, in order (duplicates kept)."""
+        return [c for claim in self.claims() for c in claim.citations]
+
+    def omission_citations(self) -> list[HandoffCitation]:
+        return [o.citation for o in self.omissions if o.citation is not None]
+
+    def source_refs(self) -> list[CitedSource]:
+        """Distinct Source refs of the claims, first seen first."""
+        return cited_sources(self.claim_citations())
+
+    def artifact_refs(self) -> list[ArtifactReference]:
+        """Distinct artifact refs of the claims, first seen first."""
+        return cited_artifacts(self.claim_citations())
 
 
-def omission_citations(content: dict[str, Any]) -> list[Citation]:
-    return [o["citation"] for o in content["omissions"] if o["citation"] is not None]
+class PreparedHandoff(HandoffValue):
+    """A finalized handoff of one scope and the revision it was finalized against."""
+
+    generation: HandoffGenerationEnvelope | None = None
+    schema_: PreparedSchema = Field(alias="schema")
+    scope_id: Identity
+    base: HandoffBase | None  # the key is required, null allowed
+    content: HandoffContent
 
 
-def claim_citations(content: dict[str, Any]) -> list[Citation]:
-    """Every citation of the checked claims, in order (duplicates kept)."""
-    return [c for claim in checked_claims(content) for c in claim.citations]
+def content_text(content: HandoffContent) -> str:
+    """The stored form of a content: the RFC 8785 canonical JSON of its wire value."""
+    return canonical_json(content.wire()).decode("utf-8")
 
 
-def distinct(citations: Iterable[Citation]) -> list[Citation]:
-    """``citations`` without repeats, first occurrence first."""
-    seen: set[CitationKey] = set()
-    unique = []
-    for citation in citations:
-        key = citation_key(citation)
-        if key not in seen:
-            seen.add(key)
-            unique.append(citation)
-    return unique
+def content_digest(content: HandoffContent) -> str:
+    """``sha256:`` + hex SHA-256 of the canonical JSON of a content's wire value.
+
+    Two contents are equal for commit idempotency exactly when their digests are.
+    """
+    return "sha256:" + canonical_sha256(content.wire())
 
 
-def _refs(content: dict[str, Any], kind: str, field: str) -> Iterator[dict[str, Any]]:
-    for citation in distinct(claim_citations(content)):
-        if citation["kind"] == kind:
-            yield citation_value(citation)[field]
-
-
-def source_refs_of(content: dict[str, Any]) -> list[dict[str, Any]]:
-    """Distinct Source refs of the state and next action, first seen first."""
-    return list(_refs(content, "source", "source_ref"))
-
-
-def artifact_refs_of(content: dict[str, Any]) -> list[dict[str, Any]]:
-    """Distinct artifact refs of the state and next action, first seen first."""
-    return list(_refs(content, "artifact", "artifact_ref"))
+def stored_content(text: str) -> HandoffContent:
+    """A content read back from its stored canonical JSON (``content_text``)."""
+    return HandoffContent.model_validate(stored_json_loads(text))

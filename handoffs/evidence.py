@@ -14,9 +14,12 @@ Its guarantees:
   stored one makes the item ``digest_mismatch`` and its content is dropped.
 - **Items in request order**, one per ref, duplicates answered independently.
 
-When several reasons apply, the first of ``REASON_PRECEDENCE`` wins. The rules for
-Sources that exist are the ordered table ``_RULES``; the lifecycle reasons
-(``purged``, ``closed``) take their place there when that work lands.
+When several reasons apply, the first wins, in the spec's order: ``not_found``
+(decided by the absence of a row), then the rules of ``_RULES`` in table order -
+the order of that table *is* the precedence. Whether a note has expired is the
+registry's one definition of availability (``sources.availability``); the
+lifecycle reasons (``purged``, ``closed``) take their place in the table when that
+work lands.
 """
 
 from __future__ import annotations
@@ -30,10 +33,9 @@ from typing import Any
 from django.db.models import F, FilteredRelation, Q
 from django.utils import timezone
 
+from sources.availability import Availability, availability_of
 from sources.exceptions import ScopeNotFound
 from sources.models import Scope
-
-MAX_REFS = 256
 
 
 class Purpose(StrEnum):
@@ -50,18 +52,6 @@ class Reason(StrEnum):
     CLOSED = "closed"
     EXPIRED = "expired"
     DIGEST_MISMATCH = "digest_mismatch"
-
-
-# handoff.md 1: the first reason that applies wins. ``PURGED`` and ``CLOSED`` are
-# part of the order already; their rules arrive with the lifecycle work.
-REASON_PRECEDENCE = (
-    Reason.NOT_FOUND,
-    Reason.NOT_ELIGIBLE,
-    Reason.PURGED,
-    Reason.CLOSED,
-    Reason.EXPIRED,
-    Reason.DIGEST_MISMATCH,
-)
 
 
 @dataclass(frozen=True)
@@ -114,12 +104,12 @@ def _not_eligible(candidate: _Candidate) -> bool:
 
 
 def _expired(candidate: _Candidate) -> bool:
-    expires_at = candidate.row["expires_at"]
-    return (
-        candidate.row["is_working_note"]
-        and expires_at is not None
-        and expires_at <= candidate.now
+    state = availability_of(
+        is_working_note=candidate.row["is_working_note"],
+        expires_at=candidate.row["expires_at"],
+        now=candidate.now,
     )
+    return state is Availability.EXPIRED
 
 
 def _digest_mismatch(candidate: _Candidate) -> bool:
@@ -127,9 +117,9 @@ def _digest_mismatch(candidate: _Candidate) -> bool:
     return pinned is not None and pinned != candidate.row["content_digest"]
 
 
-# The rules for a Source that exists, in REASON_PRECEDENCE order (``not_found`` is
-# decided before them, by the absence of a row). Lifecycle: insert
-# ``(Reason.PURGED, ...)`` and ``(Reason.CLOSED, ...)`` after NOT_ELIGIBLE.
+# The rules for a Source that exists; their order is the precedence (handoff.md 1:
+# ``not_found`` is decided before them, by the absence of a row). Lifecycle:
+# insert ``(Reason.PURGED, ...)`` and ``(Reason.CLOSED, ...)`` after NOT_ELIGIBLE.
 _RULES: tuple[tuple[Reason, Callable[[_Candidate], bool]], ...] = (
     (Reason.NOT_ELIGIBLE, _not_eligible),
     (Reason.EXPIRED, _expired),
@@ -177,8 +167,9 @@ def evidence_resolve(
     resolves) leaves the content column unread.
 
     Raises ``ScopeNotFound`` when the scope does not exist. Takes no locks; the
-    caller authorizes. Refs beyond ``MAX_REFS`` are the HTTP layer's concern: this
-    function stays one query for any count (the identities are bound parameters).
+    caller authorizes. Refs beyond ``powercontext.limits.EVIDENCE_REFS_MAX`` are the
+    request model's concern: this function stays one query for any count (the
+    identities are bound parameters).
     """
     now = now or timezone.now()
     rows = _fetch(scope_id, refs, include_content=include_content)

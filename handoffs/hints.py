@@ -16,13 +16,16 @@ from __future__ import annotations
 import json
 import unicodedata
 from datetime import datetime
-from typing import Any
+from typing import Literal
 
 from django.utils import timezone
 
-from .content import Citation, citation_value
-from .selectors import SelectedHandoff, handoff_select
+from .citations import ArtifactReference, HandoffCitation
+from .content import HandoffContent, PreparedHandoff
+from .selectors import SelectedHandoff, Selection, handoff_select
 
+ContextSchema = Literal["powercontext.prepared-context.v1"]
+CONTEXT_SCHEMA: ContextSchema = "powercontext.prepared-context.v1"
 HINT_TITLE = "PowerContext handoff hint: untrusted history"
 HINT_NOTICE = (
     "Everything below is a record of earlier work, left by another agent or person "
@@ -40,9 +43,9 @@ _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 def handoff_hint(
     *,
     scope_id: str,
-    selection: str,
-    prepared: dict[str, Any] | None,
-    revision: dict[str, Any] | None,
+    selection: Selection,
+    prepared: PreparedHandoff | None,
+    revision: ArtifactReference | None,
     max_bytes: int,
     now: datetime | None = None,
 ) -> str | None:
@@ -81,24 +84,24 @@ def hint_render(selected: SelectedHandoff) -> str:
         "",
         f"scope: {quoted(selected.scope_id)}",
         f"handoff: {_provenance(selected)}",
-        f"objective: {quoted(content['objective'])}",
-        f"disposition: {content['disposition']}",
+        f"objective: {quoted(content.objective)}",
+        f"disposition: {content.disposition}",
         "state:",
     ]
-    for number, statement in enumerate(content["state"], start=1):
-        lines.append(f"  {number}. {quoted(statement['text'])}")
-        lines.extend(_cites(statement["citations"]))
-    next_action = content["next_action"]
+    for number, statement in enumerate(content.state, start=1):
+        lines.append(f"  {number}. {quoted(statement.text)}")
+        lines.extend(_cites(statement.citations))
+    next_action = content.next_action
     if next_action is None:
         lines.append("next action: none recorded")
     else:
-        lines.append(f"next action: {quoted(next_action['text'])}")
-        lines.extend(_cites(next_action["citations"]))
-    if content["omissions"]:
+        lines.append(f"next action: {quoted(next_action.text)}")
+        lines.extend(_cites(next_action.citations))
+    if content.omissions:
         lines.append("known omissions:")
-        for omission in content["omissions"]:
-            lines.append(f"  - {quoted(omission['text'])}")
-            citation = omission["citation"]
+        for omission in content.omissions:
+            lines.append(f"  - {quoted(omission.text)}")
+            citation = omission.citation
             lines.extend(_cites([] if citation is None else [citation]))
     return "\n".join(lines)
 
@@ -109,13 +112,11 @@ def quoted(text: str) -> str:
     return _escape_invisible(json.dumps(text, ensure_ascii=False))
 
 
-def _cites(citations: list[Citation]) -> list[str]:
+def _cites(citations: list[HandoffCitation]) -> list[str]:
     return [
         "     cites "
         + _escape_invisible(
-            json.dumps(
-                citation_value(citation), ensure_ascii=False, separators=(",", ":")
-            )
+            json.dumps(citation.wire(), ensure_ascii=False, separators=(",", ":"))
         )
         for citation in citations
     ]
@@ -150,10 +151,10 @@ def _unicode_escape(char: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def _caller_text_bytes(content: dict[str, Any]) -> int:
+def _caller_text_bytes(content: HandoffContent) -> int:
     """A lower bound of the rendered size: the UTF-8 size of the caller's text."""
-    texts = [content["objective"], *(s["text"] for s in content["state"])]
-    if content["next_action"] is not None:
-        texts.append(content["next_action"]["text"])
-    texts.extend(o["text"] for o in content["omissions"])
+    texts = [content.objective, *(s.text for s in content.state)]
+    if content.next_action is not None:
+        texts.append(content.next_action.text)
+    texts.extend(o.text for o in content.omissions)
     return sum(len(text.encode("utf-8")) for text in texts)

@@ -10,25 +10,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Literal
 
-from powercontext.jsonvalues import stored_json_loads
 from sources.selectors import scope_require
 
-from .content import (
+from .citations import (
     ARTIFACT_ID,
-    Citation,
-    CitationKey,
-    Claim,
-    checked_claims,
-    citation_key,
-    content_value,
+    ArtifactReference,
+    HandoffArtifactCitation,
+    HandoffCitation,
+    HandoffSourceCitation,
     distinct,
-    omission_citations,
 )
+from .content import Claim, HandoffContent, PreparedHandoff, stored_content
 from .evidence import Purpose, SourceRef, evidence_resolve
-from .exceptions import ArtifactNotFound
+from .exceptions import ArtifactNotFound, HandoffEvidenceNotFound
 from .models import HandoffHead, HandoffRevision
+
+Selection = Literal["prepared", "exact", "latest"]
 
 
 def current_revision_get(*, scope_id: str) -> HandoffRevision | None:
@@ -58,9 +57,9 @@ def revision_get(*, scope_id: str, artifact_id: str, number: int) -> HandoffRevi
     return revision
 
 
-def revision_content(revision: HandoffRevision) -> dict[str, Any]:
-    """The stored content of ``revision`` as the wire value."""
-    return content_value(stored_json_loads(revision.content))
+def revision_content(revision: HandoffRevision) -> HandoffContent:
+    """The content ``revision`` stores, read back from its canonical JSON."""
+    return stored_content(revision.content)
 
 
 @dataclass(frozen=True)
@@ -71,16 +70,16 @@ class CitationCheck:
     its row's primary key (commit pins them as lineage).
     """
 
-    unavailable: frozenset[CitationKey]
+    unavailable: frozenset[HandoffCitation]
     source_pks: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def missing(self, citations: Iterable[Citation]) -> list[Citation]:
+    def missing(self, citations: Iterable[HandoffCitation]) -> list[HandoffCitation]:
         """The distinct citations among ``citations`` that do not resolve."""
-        return [c for c in distinct(citations) if citation_key(c) in self.unavailable]
+        return [c for c in distinct(citations) if c in self.unavailable]
 
 
 def citations_check(
-    *, scope_id: str, citations: Iterable[Citation], now: datetime
+    *, scope_id: str, citations: Iterable[HandoffCitation], now: datetime
 ) -> CitationCheck:
     """Resolve every citation in ``scope_id`` for purpose ``handoff`` at ``now``.
 
@@ -91,43 +90,65 @@ def citations_check(
     Source is cited.
     """
     cited = distinct(citations)
-    refs = [
-        SourceRef(c["source_ref"]["name"], c["source_ref"]["source_id"])
-        for c in cited
-        if c["kind"] == "source"
-    ]
-    unavailable: set[CitationKey] = set()
+    sources = [c for c in cited if isinstance(c, HandoffSourceCitation)]
+    artifacts = [c for c in cited if isinstance(c, HandoffArtifactCitation)]
+    unavailable: set[HandoffCitation] = set()
     source_pks: dict[tuple[str, str], int] = {}
-    if refs:
+    if sources:
         resolution = evidence_resolve(
             scope_id=scope_id,
             purpose=Purpose.HANDOFF,
-            refs=refs,
+            refs=[
+                SourceRef(c.source_ref.name, c.source_ref.source_id) for c in sources
+            ],
             now=now,
             include_content=False,
         )
-        for item in resolution.items:
+        for citation, item in zip(sources, resolution.items, strict=True):
             if item.available and item.row is not None:
                 source_pks[(item.ref.name, item.ref.source_id)] = item.row["id"]
             else:
-                unavailable.add(("source", item.ref.name, item.ref.source_id))
-    artifacts = [c["artifact_ref"] for c in cited if c["kind"] == "artifact"]
-    numbers = {a["revision"] for a in artifacts if a["artifact_id"] == ARTIFACT_ID}
-    existing = (
-        set(
-            HandoffRevision.objects.filter(
-                scope_id=scope_id, revision__in=sorted(numbers)
-            ).values_list("revision", flat=True)
-        )
-        if numbers
-        else set()
-    )
-    unavailable.update(
-        citation_key({"kind": "artifact", "artifact_ref": a})
-        for a in artifacts
-        if a["artifact_id"] != ARTIFACT_ID or a["revision"] not in existing
-    )
+                unavailable.add(citation)
+    existing = _revisions_existing(scope_id, [c.artifact_ref for c in artifacts])
+    unavailable.update(c for c in artifacts if c.artifact_ref not in existing)
     return CitationCheck(frozenset(unavailable), source_pks)
+
+
+def claim_evidence_require(
+    *, scope_id: str, content: HandoffContent, now: datetime
+) -> CitationCheck:
+    """The check of every claim citation of ``content``, all of which resolve.
+
+    Raises ``HandoffEvidenceNotFound`` listing the distinct claim citations that
+    do not resolve (missing and expired alike: deliberately not told apart), and
+    ``ScopeNotFound``. At most two queries.
+    """
+    citations = content.claim_citations()
+    check = citations_check(scope_id=scope_id, citations=citations, now=now)
+    missing = check.missing(citations)
+    if missing:
+        raise HandoffEvidenceNotFound(
+            details={"unavailable_evidence": [c.wire() for c in missing]}
+        )
+    return check
+
+
+def _revisions_existing(
+    scope_id: str, refs: list[ArtifactReference]
+) -> set[ArtifactReference]:
+    """The refs among ``refs`` naming a revision of the scope's handoff (1 query,
+    none when no ref names the handoff artifact)."""
+    numbers = {ref.revision for ref in refs if ref.artifact_id == ARTIFACT_ID}
+    if not numbers:
+        return set()
+    found = set(
+        HandoffRevision.objects.filter(
+            scope_id=scope_id, revision__in=sorted(numbers)
+        ).values_list("revision", flat=True)
+    )
+    return {
+        ref for ref in refs if ref.artifact_id == ARTIFACT_ID and ref.revision in found
+    }
 
 
 @dataclass(frozen=True)
@@ -135,7 +156,7 @@ class ClaimCheck:
     """The evidence check of one claim: the distinct citations that do not resolve."""
 
     claim: Claim
-    unavailable: list[Citation]
+    unavailable: list[HandoffCitation]
 
     @property
     def available(self) -> bool:
@@ -153,8 +174,8 @@ class SelectedHandoff:
     """
 
     scope_id: str
-    selection: str | None
-    content: dict[str, Any] | None
+    selection: Selection | None
+    content: HandoffContent | None
     selected_revision: int | None
     current_revision: int | None
     checks: list[ClaimCheck]
@@ -168,9 +189,9 @@ class SelectedHandoff:
 def handoff_select(
     *,
     scope_id: str,
-    selection: str,
-    prepared: dict[str, Any] | None,
-    revision: dict[str, Any] | None,
+    selection: Selection,
+    prepared: PreparedHandoff | None,
+    revision: ArtifactReference | None,
     now: datetime,
     check_omissions: bool = False,
 ) -> SelectedHandoff:
@@ -179,7 +200,7 @@ def handoff_select(
     ``latest``: the head revision (an empty result when none is committed);
     ``exact``: ``revision`` (``ArtifactNotFound`` when it does not exist);
     ``prepared``: the given PreparedHandoff's content, committed or not (a stale
-    base is not an error). The request layer guarantees the value matching the
+    base is not an error). The request model guarantees the value matching the
     selection is present and belongs to ``scope_id``.
 
     Raises ``ScopeNotFound``, ``ArtifactNotFound``. Never raises because evidence
@@ -189,26 +210,24 @@ def handoff_select(
     current = current_revision_get(scope_id=scope_id)
     selected: int | None = None
     if selection == "prepared":
-        assert prepared is not None  # the input serializer enforces it
-        content = content_value(prepared["content"])
+        assert prepared is not None  # the request model enforces it
+        content = prepared.content
     else:
         chosen = current
         if selection == "exact":
-            assert revision is not None  # the input serializer enforces it
+            assert revision is not None  # the request model enforces it
             chosen = revision_get(
                 scope_id=scope_id,
-                artifact_id=revision["artifact_id"],
-                number=revision["revision"],
+                artifact_id=revision.artifact_id,
+                number=revision.revision,
             )
         if chosen is None:
             return SelectedHandoff(scope_id, None, None, None, None, [])
         content, selected = revision_content(chosen), chosen.revision
-    claims = checked_claims(content)
-    extra = omission_citations(content) if check_omissions else []
+    claims = content.claims()
+    extra = content.omission_citations() if check_omissions else []
     check = citations_check(
-        scope_id=scope_id,
-        citations=[*(c for claim in claims for c in claim.citations), *extra],
-        now=now,
+        scope_id=scope_id, citations=[*content.claim_citations(), *extra], now=now
     )
     return SelectedHandoff(
         scope_id=scope_id,

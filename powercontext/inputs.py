@@ -46,8 +46,13 @@ from powercontext.text import (
 
 Loc = tuple[str | int, ...]
 ErrorItem = dict[str, Any]
-# pydantic's error types renamed to the vocabulary this API has always answered.
-ERROR_TYPES = {"literal_error": "enum", "model_type": "dict_type"}
+# pydantic's error types renamed to the vocabulary this API has always answered
+# (``model_attributes_type``: a non-object where a tagged union's object belongs).
+ERROR_TYPES = {
+    "literal_error": "enum",
+    "model_type": "dict_type",
+    "model_attributes_type": "dict_type",
+}
 _TYPE_ERRORS = frozenset(
     {"string_type", "int_type", "bool_type", "list_type", "dict_type", "enum"}
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError
@@ -17,9 +18,9 @@ from rest_framework import exceptions as drf_exceptions
 
 from powercontext import exceptions as kernel
 from powercontext.exceptions import DomainError
+from powercontext.inputs import error_item
 
 from . import exceptions as api_exceptions
-from .validation import errors_from_drf
 
 logger = logging.getLogger("powercontext.errors")
 
@@ -43,9 +44,23 @@ def error_response(error: DomainError) -> HttpResponse:
     return response
 
 
+def _messages(detail: Any) -> Iterator[str]:
+    if isinstance(detail, dict):
+        detail = list(detail.values())
+    if isinstance(detail, list):
+        for child in detail:
+            yield from _messages(child)
+    else:
+        yield str(detail)
+
+
 def _translate_drf(exc: drf_exceptions.APIException) -> DomainError:
     if isinstance(exc, drf_exceptions.ValidationError):
-        return kernel.RequestValidationError(errors_from_drf(exc.detail, ["body"]))
+        # Inputs are validated by pydantic models (``powercontext.inputs``); only a
+        # DRF component could still raise this: its messages, as value errors.
+        return kernel.RequestValidationError(
+            [error_item(("body",), "value_error", m) for m in _messages(exc.detail)]
+        )
     if isinstance(
         exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)
     ):

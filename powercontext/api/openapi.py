@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+from typing_extensions import TypeAliasType
 
 from .schema import error_responses
 
@@ -79,6 +80,9 @@ def _nested_models(model: type[BaseModel]) -> dict[str, type[BaseModel]]:
     pending: list[Any] = [field.annotation for field in model.model_fields.values()]
     while pending:
         annotation = pending.pop()
+        if isinstance(annotation, TypeAliasType):  # a named union, e.g. a citation
+            pending.append(annotation.__value__)
+            continue
         is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
         if is_model and annotation.__name__ not in found:
             found[annotation.__name__] = annotation
@@ -126,11 +130,13 @@ def documented(
         found += parameters(path, OpenApiParameter.PATH)
     if query is not None:
         found += parameters(query, OpenApiParameter.QUERY)
+    # An answer given for a status (e.g. a specific 503) wins over the generic one.
+    generic = {s: r for s, r in error_responses(*errors).items() if s not in answers}
     return extend_schema(
         operation_id=operation_id,
         parameters=[*found, *headers],
         request=body,
-        responses={**answers, **error_responses(*errors)},
+        responses={**answers, **generic},
         tags=tags,
     )
 

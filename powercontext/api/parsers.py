@@ -14,9 +14,9 @@ from typing import IO, Any
 from rest_framework.parsers import BaseParser
 
 from powercontext.exceptions import RequestValidationError
+from powercontext.inputs import MAX_ERROR_ITEMS, ErrorItem, Loc, error_item
 from powercontext.jsonvalues import request_float
-
-from .validation import check_json_value
+from powercontext.text import number_problem, text_problem
 
 
 class _DuplicateKey(ValueError):
@@ -61,8 +61,49 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
         raise RequestValidationError.single(
             ["body"], "dict_type", "The request body must be a JSON object."
         )
-    check_json_value(data, ["body"])
+    check_json_value(data, ("body",))
     return data
+
+
+def check_json_value(value: Any, loc: Loc) -> None:
+    """Reject unstorable strings (keys too) and non-canonical numbers in ``value``.
+
+    Iterative, so a deeply nested document cannot exhaust the stack.
+    """
+    errors: list[ErrorItem] = []
+    stack: list[tuple[Any, Loc]] = [(value, loc)]
+    while stack and len(errors) < MAX_ERROR_ITEMS:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            problem = text_problem(node)
+            if problem:
+                errors.append(
+                    error_item(where, "string_unstorable", f"String {problem}.")
+                )
+        elif isinstance(node, (int, float)):
+            problem = number_problem(node)
+            if problem:
+                errors.append(
+                    error_item(
+                        where, "number_unsupported", f"Number invalid: {problem}."
+                    )
+                )
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                key_problem = text_problem(key)
+                if key_problem:
+                    errors.append(
+                        error_item(
+                            (*where, key),
+                            "string_unstorable",
+                            f"Object key {key_problem}.",
+                        )
+                    )
+                stack.append((child, (*where, key)))
+        elif isinstance(node, list):
+            stack.extend((child, (*where, index)) for index, child in enumerate(node))
+    if errors:
+        raise RequestValidationError(errors)
 
 
 class StrictJSONParser(BaseParser):

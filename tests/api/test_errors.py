@@ -7,6 +7,7 @@ import logging
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import OperationalError
+from rest_framework.exceptions import ValidationError
 
 from sources import selectors
 from tests.conftest import ApiClient, error_of
@@ -228,6 +229,26 @@ def test_unexpected_exception_is_a_bare_500_with_the_traceback_logged(
         if r.exc_info and getattr(r, "request_id", None) == request_id
     ]
     assert logged, "the traceback is logged with the request id"
+
+
+def test_a_drf_validation_error_is_a_422_of_value_errors(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our inputs are pydantic models; a DRF component raising its own
+    ValidationError still gets the envelope, one value error per message."""
+
+    def invalid(**kwargs: object) -> None:
+        raise ValidationError({"a": ["first"], "b": {"c": ["second"]}})
+
+    monkeypatch.setattr(selectors, "scope_get", invalid)
+
+    response = api.get("/v1/scopes/scp_x")
+
+    assert response.status_code == 422
+    assert error_of(response)["details"]["errors"] == [
+        {"type": "value_error", "loc": ["body"], "msg": "first"},
+        {"type": "value_error", "loc": ["body"], "msg": "second"},
+    ]
 
 
 def test_database_outage_is_503_unavailable(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -110,6 +111,48 @@ def test_first_commit_stores_revision_1(api: ApiClient, cited: str) -> None:
         ("state", 1, "state 1"),
     ]
     assert HandoffCitation.objects.count() == 3 + 1 + 2 + 1
+
+
+# RFC 8785 by hand: sorted keys, no whitespace (every value here is ASCII).
+CANONICAL = (
+    '{"disposition":"blocked","generation":null,'
+    '"next_action":{"citations":[{"kind":"source",'
+    '"source_ref":{"name":"content","source_id":"c-2"}}],"text":"do this next"},'
+    '"objective":"Finish the parser","omissions":[{"citation":null,"text":"o"}],'
+    '"schema":"powercontext.handoff.v1","state":[{"citations":[{"kind":"source",'
+    '"source_ref":{"name":"content","source_id":"c-1"}}],"text":"state 0"}]}'
+)
+
+
+def test_revision_stores_the_canonical_json_of_the_wire_content(
+    api: ApiClient, cited: str
+) -> None:
+    body = draft(
+        [sc("c-1")],
+        next_action=[sc("c-2")],
+        omissions=({"text": "o", "citation": None},),
+        disposition="blocked",
+    )
+
+    answer = commit(api, cited, prepared(cited, body)).json()
+
+    revision = HandoffRevision.objects.get()
+    assert revision.content == CANONICAL
+    expected_digest = hashlib.sha256(CANONICAL.encode()).hexdigest()
+    assert revision.content_digest == f"sha256:{expected_digest}"
+    assert list(answer["content"]) == [
+        "generation",
+        "schema",
+        "objective",
+        "state",
+        "disposition",
+        "next_action",
+        "omissions",
+    ]
+    assert list(answer["content"]["state"][0]["citations"][0]) == [
+        "kind",
+        "source_ref",
+    ]
 
 
 def test_artifact_citations_are_listed_and_not_pinned(
@@ -289,7 +332,7 @@ def test_missing_base_key_is_422(api: ApiClient, cited: str) -> None:
         {
             "type": "missing",
             "loc": ["body", "handoff", "base"],
-            "msg": "This field is required.",
+            "msg": "Field required",
         }
     ]
 
