@@ -22,6 +22,7 @@ from pydantic import Field, StringConstraints
 
 from powercontext import limits
 from powercontext.canonical import canonical_json, canonical_sha256
+from powercontext.exceptions import InvalidRequest
 from powercontext.inputs import NOT_BLANK, Identity
 from powercontext.jsonvalues import stored_json_loads
 
@@ -200,6 +201,27 @@ class PreparedHandoff(HandoffValue):
 def content_text(content: HandoffContent) -> str:
     """The stored form of a content: the RFC 8785 canonical JSON of its wire value."""
     return canonical_json(content.wire()).decode("utf-8")
+
+
+def content_size_require(content: HandoffContent, *, field: str) -> None:
+    """Refuse a content whose canonical JSON passes ``POWERCONTEXT_MAX_SOURCE_BYTES``.
+
+    A handoff is held to the cap of one Source, so that every answer carrying it
+    (finalize, commit, continue: the content and at most one check per claim)
+    stays within the response budget (spec/limits.md 2; the settings keep that
+    budget at least four such contents).
+    """
+    size = len(canonical_json(content.wire()))
+    max_bytes = limits.max_source_bytes()
+    if size > max_bytes:
+        raise InvalidRequest.for_field(
+            field,
+            "too_large",
+            f"The handoff's content is {size} bytes as canonical JSON; the limit is "
+            f"{max_bytes}. Keep statements short and cite Sources for the detail.",
+            bytes=size,
+            max_bytes=max_bytes,
+        )
 
 
 def content_digest(content: HandoffContent) -> str:

@@ -7,6 +7,13 @@ Its guarantees:
 - **Constant cost.** One query, whatever the number of refs: the scope row
   left-joined to every Source of that scope whose identity is among the refs. The
   same query tells an unknown scope (no row at all) from missing Sources (NULLs).
+  With content asked for, a second query reads the content of the available
+  Sources, each identity once however often it is cited.
+- **A bounded answer** (spec/limits.md 2). The first query reads each Source's
+  stored size, not its content; when the available content of all the items
+  together would pass ``POWERCONTEXT_MAX_RESPONSE_BYTES``, the call is refused
+  (``EvidenceTooLarge``, naming how many leading refs fit) before any content is
+  read.
 - **Never outside the scope.** The join is on the scope's own Sources.
 - **One clock.** Every rule compares against the single ``now`` of the call.
 - **Exact bytes or nothing** (invariant 5). A Source's content is returned only
@@ -25,17 +32,21 @@ work lands.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from django.conf import settings
 from django.db.models import F, FilteredRelation, Q
 from django.utils import timezone
 
 from sources.availability import Availability, availability_of
 from sources.exceptions import ScopeNotFound
-from sources.models import Scope
+from sources.models import ContentSource, Scope
+from sources.selectors.budget import stored_size
+
+from .exceptions import EvidenceTooLarge
 
 
 class Purpose(StrEnum):
@@ -67,8 +78,9 @@ class SourceRef:
 class ResolvedRef:
     """The answer for one ref.
 
-    ``row`` holds the stored Source's fields (``SOURCE_FIELDS``) whenever the Source
-    exists, with ``content`` removed unless the item is available; ``None`` for
+    ``row`` holds the stored Source's fields (``SOURCE_FIELDS`` and its stored
+    ``size``) whenever the Source exists, and its ``content`` (the stored canonical
+    JSON text) when the item is available and content was asked for; ``None`` for
     ``not_found``.
     """
 
@@ -159,36 +171,73 @@ def evidence_resolve(
     now: datetime | None = None,
     include_content: bool = True,
 ) -> EvidenceResolution:
-    """Resolve ``refs`` in ``scope_id`` for ``purpose``; one query for any number.
+    """Resolve ``refs`` in ``scope_id`` for ``purpose``; one query for any number
+    (two with content).
 
     Returns one ``ResolvedRef`` per ref, in order. ``now`` defaults to a single
     ``timezone.now()``; callers that already took the request's clock pass it.
     ``include_content=False`` (the handoff operations only ask *whether* evidence
-    resolves) leaves the content column unread.
+    resolves) reads no content at all.
 
-    Raises ``ScopeNotFound`` when the scope does not exist. Takes no locks; the
-    caller authorizes. Refs beyond ``powercontext.limits.EVIDENCE_REFS_MAX`` are the
-    request model's concern: this function stays one query for any count (the
-    identities are bound parameters).
+    Raises ``ScopeNotFound`` when the scope does not exist and ``EvidenceTooLarge``
+    when the content of the available items would pass the response budget. Takes
+    no locks; the caller authorizes. Refs beyond
+    ``powercontext.limits.EVIDENCE_REFS_MAX`` are the request model's concern.
     """
     now = now or timezone.now()
-    rows = _fetch(scope_id, refs, include_content=include_content)
+    rows = _fetch(scope_id, refs)
     items = []
     for ref in refs:
         row = rows.get((ref.name, ref.source_id))
         reason = reason_for(ref, row, purpose, now)
-        if row is not None and reason is not None and "content" in row:
-            row = {key: value for key, value in row.items() if key != "content"}
         items.append(ResolvedRef(ref=ref, reason=reason, row=row))
+    if include_content:
+        items = _with_content(items)
     return EvidenceResolution(
         scope_id=scope_id, purpose=purpose, resolved_at=now, items=items
     )
 
 
+def _with_content(items: list[ResolvedRef]) -> list[ResolvedRef]:
+    """``items`` with the content of the available ones, within the budget."""
+    available = [item.row for item in items if item.available and item.row]
+    _check_budget([row["size"] for row in available])
+    contents = _contents({row["id"] for row in available})
+    return [
+        replace(item, row={**item.row, "content": contents[item.row["id"]]})
+        if item.available and item.row
+        else item
+        for item in items
+    ]
+
+
+def _check_budget(sizes: Sequence[int]) -> None:
+    """Refuse an answer whose content would pass the response budget; the error
+    says how many leading available items fit (at least one always does)."""
+    budget = settings.POWERCONTEXT_MAX_RESPONSE_BYTES
+    total = 0
+    for fitting, size in enumerate(sizes):
+        total += size
+        if total > budget and fitting:
+            raise EvidenceTooLarge(
+                size=sum(sizes), max_bytes=budget, available_that_fit=fitting
+            )
+
+
+def _contents(ids: set[int]) -> dict[int, str]:
+    """The stored content of the Sources ``ids``, each read once."""
+    if not ids:
+        return {}
+    return dict(
+        ContentSource.objects.filter(id__in=sorted(ids)).values_list("id", "content")
+    )
+
+
 def _fetch(
-    scope_id: str, refs: Sequence[SourceRef], *, include_content: bool
+    scope_id: str, refs: Sequence[SourceRef]
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """The scope's Sources among ``refs``, by identity; ScopeNotFound if no scope.
+    """The scope's Sources among ``refs``, by identity, with their stored size and
+    without their content; ScopeNotFound if no scope.
 
     The scope row LEFT JOINs its Sources filtered by the refs' types and ids (a
     superset of the identities asked for; exact pairs are matched in Python). No
@@ -199,7 +248,7 @@ def _fetch(
         if not scope.exists():
             raise ScopeNotFound()
         return {}
-    fields = (*SOURCE_FIELDS, "content") if include_content else SOURCE_FIELDS
+    columns = {f"cited_{field}": F(f"cited__{field}") for field in SOURCE_FIELDS}
     joined = scope.annotate(
         cited=FilteredRelation(
             "sources",
@@ -208,7 +257,7 @@ def _fetch(
                 sources__source_id__in=sorted({ref.source_id for ref in refs}),
             ),
         )
-    ).values(**{f"cited_{field}": F(f"cited__{field}") for field in fields})
+    ).values(**columns, cited_size=stored_size("cited__content"))
     found = list(joined)
     if not found:
         raise ScopeNotFound()
@@ -216,6 +265,6 @@ def _fetch(
     for values in found:
         if values["cited_id"] is None:
             continue
-        row = {field: values[f"cited_{field}"] for field in fields}
+        row = {field: values[f"cited_{field}"] for field in (*SOURCE_FIELDS, "size")}
         rows[(row["source_type"], row["source_id"])] = row
     return rows

@@ -49,3 +49,26 @@ class HandoffGenerationUnavailable(DomainError):
         "This service has no language model to generate handoff drafts: write the "
         "draft yourself and call finalize."
     )
+
+
+class EvidenceTooLarge(DomainError):
+    """The available content of one resolve call would pass the response budget
+    (``POWERCONTEXT_MAX_RESPONSE_BYTES``); refused before any content is read."""
+
+    status_code = 422
+    code = "response_too_large"
+
+    def __init__(self, *, size: int, max_bytes: int, available_that_fit: int) -> None:
+        super().__init__(
+            f"The available Sources cited hold {size} bytes of content; one answer "
+            f"carries at most {max_bytes}. Split the refs: the first "
+            f"{available_that_fit} available Sources fit in one call, resolve the "
+            "rest in further calls.",
+            details={
+                "field": "refs",
+                "reason": "response_too_large",
+                "bytes": size,
+                "max_bytes": max_bytes,
+                "available_that_fit": available_that_fit,
+            },
+        )

@@ -22,7 +22,13 @@ from .citations import (
     HandoffSourceCitation,
     distinct,
 )
-from .content import Claim, HandoffContent, PreparedHandoff, stored_content
+from .content import (
+    Claim,
+    HandoffContent,
+    PreparedHandoff,
+    content_size_require,
+    stored_content,
+)
 from .evidence import Purpose, SourceRef, evidence_resolve
 from .exceptions import ArtifactNotFound, HandoffEvidenceNotFound
 from .models import HandoffHead, HandoffRevision
@@ -212,6 +218,7 @@ def handoff_select(
     if selection == "prepared":
         assert prepared is not None  # the request model enforces it
         content = prepared.content
+        content_size_require(content, field="prepared")
     else:
         chosen = current
         if selection == "exact":

@@ -61,7 +61,7 @@ Body = TypeVar("Body", bound=ScopedRequest)
 
 def _authorized_body(model: type[Body], request: Request, role: Role) -> Body:
     """The validated body, after authorizing ``role`` on the scope it names."""
-    data = parse_body(model, request.data)
+    data = parse_body(model, request)
     authorize(principal_of(request), data.scope_id, role)
     return data
 
@@ -77,7 +77,7 @@ class EvidenceResolveView(APIView):
     )
     def post(self, request: Request, scope_id: str) -> Response:
         parse_path(ScopePath, scope_id=scope_id)
-        data = parse_body(EvidenceResolve, request.data)
+        data = parse_body(EvidenceResolve, request)
         authorize(principal_of(request), scope_id, Role.VIEWER)
         resolution = evidence_resolve(
             scope_id=scope_id, purpose=data.purpose, refs=data.source_refs()

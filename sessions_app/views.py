@@ -95,7 +95,7 @@ class EnvelopeView(APIView):
     )
     def put(self, request: Request, scope_id: str, session_id: str) -> Response:
         parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
-        data = parse_body(EnvelopeWrite, request.data)
+        data = parse_body(EnvelopeWrite, request)
         authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         written = services.envelope_replace(
             scope_id=scope_id,
@@ -118,7 +118,7 @@ class EnvelopeView(APIView):
     )
     def patch(self, request: Request, scope_id: str, session_id: str) -> Response:
         parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
-        data = parse_body(EnvelopeWrite, request.data)
+        data = parse_body(EnvelopeWrite, request)
         authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         written = services.envelope_overlay(
             scope_id=scope_id,
@@ -155,7 +155,7 @@ class WorkingNotesView(APIView):
     )
     def put(self, request: Request, scope_id: str, session_id: str) -> Response:
         parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
-        data = parse_body(WorkingNotesPut, request.data)
+        data = parse_body(WorkingNotesPut, request)
         authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         written = services.working_notes_put(
             scope_id=scope_id,

@@ -17,7 +17,13 @@ from powercontext.principals import Principal
 from sources.selectors import scope_require
 
 from ..citations import HandoffArtifactCitation, HandoffCitation, HandoffSourceCitation
-from ..content import HandoffContent, PreparedHandoff, content_digest, content_text
+from ..content import (
+    HandoffContent,
+    PreparedHandoff,
+    content_digest,
+    content_size_require,
+    content_text,
+)
 from ..exceptions import InvalidHandoffGeneration, RevisionConflict
 from ..models import (
     CitationKind,
@@ -73,6 +79,7 @@ def handoff_commit(
     if handoff.generation is not None or handoff.content.generation is not None:
         raise InvalidHandoffGeneration()
     content = handoff.content
+    content_size_require(content, field="handoff")
     digest = content_digest(content)
     base = None if handoff.base is None else handoff.base.revision
     now = timezone.now()

@@ -16,7 +16,12 @@ from django.utils import timezone
 from sources.selectors import scope_require
 
 from ..citations import CitedSource, handoff_base
-from ..content import PREPARED_SCHEMA, HandoffDraft, PreparedHandoff
+from ..content import (
+    PREPARED_SCHEMA,
+    HandoffDraft,
+    PreparedHandoff,
+    content_size_require,
+)
 from ..evidence import Purpose, SourceRef, evidence_resolve
 from ..exceptions import (
     HandoffEvidenceNotFound,
@@ -43,6 +48,7 @@ def handoff_finalize(*, scope_id: str, draft: HandoffDraft) -> PreparedHandoff:
     if draft.generation is not None:
         raise InvalidHandoffGeneration()
     content = draft.content()
+    content_size_require(content, field="draft")
     claim_evidence_require(scope_id=scope_id, content=content, now=timezone.now())
     return PreparedHandoff(
         generation=None,

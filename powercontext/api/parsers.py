@@ -9,6 +9,7 @@ value that is not an object. ``-0.0`` is read as ``0.0`` (``powercontext.jsonval
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import IO, Any
 
 from rest_framework.parsers import BaseParser
@@ -68,42 +69,51 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
 def check_json_value(value: Any, loc: Loc) -> None:
     """Reject unstorable strings (keys too) and non-canonical numbers in ``value``.
 
-    Iterative, so a deeply nested document cannot exhaust the stack.
+    A depth-first walk in document order with one iterator per open container
+    and one shared path: memory grows with the nesting depth, never with the
+    number of values, and a location is built only for a value that fails.
     """
     errors: list[ErrorItem] = []
-    stack: list[tuple[Any, Loc]] = [(value, loc)]
-    while stack and len(errors) < MAX_ERROR_ITEMS:
-        node, where = stack.pop()
-        if isinstance(node, str):
-            problem = text_problem(node)
-            if problem:
-                errors.append(
-                    error_item(where, "string_unstorable", f"String {problem}.")
+    path: list[str | int] = list(loc)
+    _check_leaf(value, path, errors)
+    open_containers = [_children(value)] if isinstance(value, (dict, list)) else []
+    while open_containers and len(errors) < MAX_ERROR_ITEMS:
+        entry = next(open_containers[-1], None)
+        if entry is None:
+            open_containers.pop()
+            if open_containers:
+                path.pop()
+            continue
+        key, child = entry
+        if isinstance(key, str) and (key_problem := text_problem(key)):
+            errors.append(
+                error_item(
+                    (*path, key), "string_unstorable", f"Object key {key_problem}."
                 )
-        elif isinstance(node, (int, float)):
-            problem = number_problem(node)
-            if problem:
-                errors.append(
-                    error_item(
-                        where, "number_unsupported", f"Number invalid: {problem}."
-                    )
-                )
-        elif isinstance(node, dict):
-            for key, child in node.items():
-                key_problem = text_problem(key)
-                if key_problem:
-                    errors.append(
-                        error_item(
-                            (*where, key),
-                            "string_unstorable",
-                            f"Object key {key_problem}.",
-                        )
-                    )
-                stack.append((child, (*where, key)))
-        elif isinstance(node, list):
-            stack.extend((child, (*where, index)) for index, child in enumerate(node))
+            )
+        path.append(key)
+        if isinstance(child, (dict, list)):
+            open_containers.append(_children(child))
+        else:
+            _check_leaf(child, path, errors)
+            path.pop()
     if errors:
-        raise RequestValidationError(errors)
+        raise RequestValidationError(errors[:MAX_ERROR_ITEMS])
+
+
+def _children(container: dict[str, Any] | list[Any]) -> Iterator[tuple[Any, Any]]:
+    if isinstance(container, dict):
+        return iter(container.items())
+    return enumerate(container)
+
+
+def _check_leaf(node: Any, path: list[str | int], errors: list[ErrorItem]) -> None:
+    if isinstance(node, str) and (problem := text_problem(node)):
+        errors.append(error_item(path, "string_unstorable", f"String {problem}."))
+    elif isinstance(node, (int, float)) and (problem := number_problem(node)):
+        errors.append(
+            error_item(path, "number_unsupported", f"Number invalid: {problem}.")
+        )
 
 
 class StrictJSONParser(BaseParser):

@@ -10,9 +10,10 @@ reference answers 400 (the Source lists), 422 elsewhere.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from django.http import QueryDict
+from rest_framework.request import Request
 
 from powercontext.exceptions import RequestValidationError
 from powercontext.inputs import ErrorItem, StrictInput, error_item, validate_input
@@ -23,9 +24,20 @@ from .exceptions import BadRequest
 Model = TypeVar("Model", bound=StrictInput)
 
 
-def parse_body(model: type[Model], data: Any) -> Model:
-    """The request body (``request.data``) validated by ``model``."""
-    return validate_input(model, data, where="body")
+def parse_body(model: type[Model], request: Request) -> Model:
+    """The request body (``request.data``) validated by ``model``.
+
+    The decoded body is then dropped from the request. DRF's request and the view
+    refer to each other, so whatever the request holds is freed only by Python's
+    cyclic garbage collector, which may not run for many requests: a large body
+    would stay in the worker long after its answer (spec/limits.md 1).
+    """
+    try:
+        return validate_input(model, request.data, where="body")
+    finally:
+        # DRF's own cache of the decoded body; nothing reads it after this.
+        for cached in ("_full_data", "_data"):
+            setattr(request, cached, {})
 
 
 def parse_query(

@@ -139,6 +139,13 @@ POWERCONTEXT_MAX_SOURCE_BYTES = env.int(
 POWERCONTEXT_MAX_RESPONSE_BYTES = env.int(
     "POWERCONTEXT_MAX_RESPONSE_BYTES", default=16 * 1024 * 1024
 )
+# A handoff is held to one Source's cap and an answer carries it, with its checks, at
+# most about twice (handoffs/content.py); the budget keeps room for four.
+if POWERCONTEXT_MAX_RESPONSE_BYTES < 4 * POWERCONTEXT_MAX_SOURCE_BYTES:
+    raise ImproperlyConfigured(
+        "POWERCONTEXT_MAX_RESPONSE_BYTES must be at least 4 x "
+        "POWERCONTEXT_MAX_SOURCE_BYTES (docs/operations.md, Memory)."
+    )
 # Django's own guards stay consistent with ours; ours answers first with the envelope.
 DATA_UPLOAD_MAX_MEMORY_SIZE = POWERCONTEXT_MAX_BODY_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000

@@ -69,7 +69,7 @@ class ScopeCollectionView(APIView):
         errors=(404, 409),
     )
     def post(self, request: Request) -> Response:
-        data = parse_body(ScopeCreate, request.data)
+        data = parse_body(ScopeCreate, request)
         authorize_everywhere(principal_of(request), Role.CONTRIBUTOR)
         scope, _ = services.scope_create(
             principal=principal_of(request),
@@ -110,7 +110,7 @@ class CaptureContentView(APIView):
         errors=(404, 409),
     )
     def post(self, request: Request) -> Response:
-        data = parse_body(CaptureContent, request.data)
+        data = parse_body(CaptureContent, request)
         authorize(principal_of(request), data.scope_id, Role.CONTRIBUTOR)
         receipt = services.source_capture(
             principal=principal_of(request),
@@ -129,7 +129,7 @@ class CaptureWorkingNoteView(APIView):
         errors=(404, 409),
     )
     def post(self, request: Request) -> Response:
-        data = parse_body(CaptureWorkingNote, request.data)
+        data = parse_body(CaptureWorkingNote, request)
         authorize(principal_of(request), data.scope_id, Role.CONTRIBUTOR)
         receipt = services.working_note_capture(
             principal=principal_of(request),
@@ -171,7 +171,7 @@ class SourceCollectionView(APIView):
     )
     def post(self, request: Request, scope_id: str) -> Response:
         parse_path(ScopePath, scope_id=scope_id)
-        data = parse_body(CreateSource, request.data)
+        data = parse_body(CreateSource, request)
         authorize(principal_of(request), scope_id, Role.CONTRIBUTOR)
         created = services.source_create(
             principal=principal_of(request),

@@ -33,6 +33,7 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from schemathesis.generation.meta import negated_parameters
 
 from powercontext.api.openapi import OpenApiDocumentView
 from tests.robustness.conftest import (
@@ -140,13 +141,17 @@ def aimed(case: Any, target: FuzzTarget, token: bool, existing_scope: bool) -> N
     """Give ``case`` our token and/or the id of an existing scope where it names one.
 
     The rest of the cases keep what schemathesis generated: random or missing
-    tokens, random scope ids.
+    tokens, random scope ids. A ``scope_id`` that a negative case mutated is kept
+    as generated, so that the case stays invalid.
     """
+    mutated = {name for name, _ in negated_parameters(case.meta)}
     if token:
         case.headers = {**(case.headers or {}), "Authorization": target.authorization}
-    if existing_scope and "scope_id" in (case.path_parameters or {}):
+    if not existing_scope or "scope_id" in mutated:
+        return
+    if "scope_id" in (case.path_parameters or {}):
         case.path_parameters = {**case.path_parameters, "scope_id": target.scope_id}
-    if existing_scope and isinstance(case.body, dict) and "scope_id" in case.body:
+    if isinstance(case.body, dict) and "scope_id" in case.body:
         case.body = {**case.body, "scope_id": target.scope_id}
 
 

@@ -1,0 +1,101 @@
+"""The check every JSON body goes through after decoding (``api/parsers.py``).
+
+It visits every string, key and number of the document; these tests hold its
+locations, its order, its cap on errors, and that its memory grows with the depth
+of the document, never with the number of values in it.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from typing import Any
+
+import pytest
+
+from powercontext.api.parsers import check_json_value, parse_json_object
+from powercontext.exceptions import RequestValidationError
+from powercontext.inputs import MAX_ERROR_ITEMS
+
+
+def errors_of(value: Any) -> list[dict[str, Any]]:
+    with pytest.raises(RequestValidationError) as raised:
+        check_json_value(value, ("body",))
+    return raised.value.errors
+
+
+def test_a_clean_document_passes() -> None:
+    check_json_value(
+        {"a": [1, 2.5, "x", True, None, {"b": [], "c": {}}], "é": "😀"}, ("body",)
+    )
+
+
+def test_each_problem_is_located_in_document_order() -> None:
+    document = {
+        "first": "nul\x00",
+        "list": [0, {"deep": ["ok", "\ud800"]}, 2**60],
+        "bad\x00key": 1,
+        "last": "ok",
+    }
+
+    errors = errors_of(document)
+
+    assert [(e["type"], e["loc"]) for e in errors] == [
+        ("string_unstorable", ["body", "first"]),
+        ("string_unstorable", ["body", "list", 1, "deep", 1]),
+        ("number_unsupported", ["body", "list", 2]),
+        ("string_unstorable", ["body", "bad\\x00key"]),
+    ]
+
+
+def test_a_problem_at_the_bottom_of_deep_nesting_is_located() -> None:
+    depth = 500
+    document: Any = "\x00"
+    for _ in range(depth):
+        document = [document]
+
+    (error,) = errors_of({"deep": document})
+
+    assert error["loc"] == ["body", "deep", *([0] * depth)]
+
+
+def test_errors_are_capped() -> None:
+    errors = errors_of({"many": ["\x00"] * (MAX_ERROR_ITEMS * 10)})
+
+    assert len(errors) == MAX_ERROR_ITEMS
+    assert errors[-1]["loc"] == ["body", "many", MAX_ERROR_ITEMS - 1]
+
+
+def test_the_root_itself_is_checked() -> None:
+    (error,) = errors_of("\x00")
+
+    assert error["loc"] == ["body"]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param(lambda n: list(range(n)), id="a long list"),
+        pytest.param(lambda n: {f"k{i}": i for i in range(n)}, id="a wide object"),
+        pytest.param(lambda n: [[i] for i in range(n)], id="many small lists"),
+    ],
+)
+def test_memory_grows_with_depth_not_with_size(build: Any) -> None:
+    """Half a million values, checked within 64 KiB of extra memory (a path per
+    value, as a naive walk keeps, would take tens of megabytes)."""
+    document = {"values": build(500_000)}
+
+    tracemalloc.start()
+    try:
+        check_json_value(document, ("body",))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert peak < 64 * 1024
+
+
+def test_a_body_is_decoded_then_checked() -> None:
+    with pytest.raises(RequestValidationError) as raised:
+        parse_json_object(b'{"a": ["\\u0000"]}')
+
+    assert raised.value.errors[0]["loc"] == ["body", "a", 0]
