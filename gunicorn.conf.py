@@ -59,6 +59,16 @@ loglevel = os.environ.get("POWERCONTEXT_GUNICORN_LOG_LEVEL", "info")
 # X-Forwarded-Proto (gunicorn sets wsgi.url_scheme); docs/deploying.md.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 
+
+def post_fork(server: object, worker: object) -> None:
+    """Tell the application the shape gunicorn actually runs - flags and
+    ``GUNICORN_CMD_ARGS`` included - before it loads: the default body limit and
+    the large-body slots are sized from it (powercontext/shape.py)."""
+    cfg = server.cfg  # type: ignore[attr-defined]
+    os.environ["POWERCONTEXT_WORKERS"] = str(cfg.workers)
+    os.environ["POWERCONTEXT_THREADS"] = str(cfg.threads)
+
+
 # Reading the env file imported our package, Django and django-environ into the
 # master. Forget them, so that the workers started after an upgrade and a HUP
 # import the new code rather than inherit these modules.

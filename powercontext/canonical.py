@@ -19,7 +19,7 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -32,6 +32,18 @@ class CanonicalizationError(ValueError):
     """A value RFC 8785 cannot represent (the request layer refuses these first)."""
 
 
+class CanonicalTooLarge(ValueError):
+    """The canonical JSON of a value is over the size it was allowed.
+
+    ``size`` is its exact UTF-8 length: the rest of the value was measured
+    without being kept.
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"the canonical JSON is {size} bytes")
+        self.size = size
+
+
 def canonical_json(value: Any) -> bytes:
     """The RFC 8785 bytes of ``value`` (finite numbers, safe integers, str keys)."""
     try:
@@ -40,22 +52,39 @@ def canonical_json(value: Any) -> bytes:
         raise CanonicalizationError("a string holds an unpaired surrogate") from exc
 
 
-def canonical_text(value: Any) -> str:
+def canonical_text(value: Any, *, max_bytes: int | None = None) -> str:
     """``canonical_json`` as text (what the registry stores). Its strings must be
-    storable (no unpaired surrogate): the request layer refuses others first."""
+    storable (no unpaired surrogate): the request layer refuses others first.
+
+    With ``max_bytes``, a text over that many UTF-8 bytes raises
+    ``CanonicalTooLarge``; a nested value stops being kept once it passes the
+    limit, so refusing a large value costs a few times the limit, never the
+    whole text.
+    """
     if isinstance(value, str):
-        return str(_string(value))
-    if value is None:
-        return "null"
-    if isinstance(value, dict) and _flat(value):
+        text = str(_string(value))
+    elif value is None:
+        text = "null"
+    elif isinstance(value, dict) and _flat(value):
         # Sorting ASCII keys by code point is sorting them by UTF-16 code unit,
         # and these scalars are written by json exactly as RFC 8785 writes them.
-        return json.dumps(
+        text = json.dumps(
             value, ensure_ascii=False, sort_keys=True, separators=(",", ":")
         )
-    out = io.StringIO()
-    _write(value, out)
-    return out.getvalue()
+    else:
+        out = io.StringIO()
+        _write(value, out, max_chars=max_bytes)
+        text = out.getvalue()
+    if max_bytes is not None and len(text) > max_bytes // 4:
+        size = utf8_size(text)
+        if size > max_bytes:
+            raise CanonicalTooLarge(size)
+    return text
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 length of ``text`` (without encoding it when it is ASCII)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def canonical_sha256(value: Any) -> str:
@@ -63,48 +92,88 @@ def canonical_sha256(value: Any) -> str:
     return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
-def _write(value: Any, out: io.StringIO) -> None:
+def _write(value: Any, out: io.StringIO, *, max_chars: int | None = None) -> None:
     """Write ``value`` depth-first; containers are entered through iterators kept
-    on an explicit stack, so nesting costs memory, never recursion."""
+    on an explicit stack, so nesting costs memory, never recursion.
+
+    With ``max_chars``, once ``out`` holds more characters than that (so more
+    UTF-8 bytes too) what it holds is measured and dropped every few thousand
+    values, and ``CanonicalTooLarge`` is raised with the exact size at the end.
+    """
     stack: list[Iterator[Any]] = [iter((value,))]
     closers: list[str] = [""]
     first: list[bool] = [True]
+    measured: int | None = None  # bytes already dropped, once over the limit
+    countdown = _CHECK_EVERY
+    write = out.write
     while stack:
+        countdown -= 1
+        if not countdown:
+            countdown = _CHECK_EVERY
+            if measured is not None or (
+                max_chars is not None and out.tell() > max_chars
+            ):
+                measured = (measured or 0) + _drained(out)
         node = next(stack[-1], _END)
         if node is _END:
             stack.pop()
-            out.write(closers.pop())
+            write(closers.pop())
             first.pop()
             continue
         if not first[-1]:
-            out.write(",")
+            write(",")
         first[-1] = False
         if isinstance(node, _Key):
-            out.write(node.text)
+            write(node.text)
             node = node.value
         if isinstance(node, dict):
-            out.write("{")
+            write("{")
             stack.append(_members(node))
             closers.append("}")
             first.append(True)
         elif isinstance(node, list | tuple):
-            out.write("[")
+            if len(node) > _FLAT_LIST_MIN and _flat_values(node):
+                # A long list of flat scalars is written in one call, by json.
+                write(json.dumps(node, ensure_ascii=False, separators=(",", ":")))
+                continue
+            write("[")
             stack.append(iter(node))
             closers.append("]")
             first.append(True)
         else:
-            out.write(_scalar(node))
+            write(_scalar(node))
+    if measured is not None:
+        raise CanonicalTooLarge(measured + _drained(out))
+
+
+_CHECK_EVERY = 4096
+_FLAT_LIST_MIN = 16
+
+
+def _drained(out: io.StringIO) -> int:
+    """The UTF-8 size of what ``out`` holds, which is then dropped."""
+    size = utf8_size(out.getvalue())
+    out.seek(0)
+    out.truncate()
+    return size
 
 
 _FLAT_SCALARS = (str, bool, type(None))
 
 
 def _flat(obj: dict[Any, Any]) -> bool:
-    """Whether ``obj`` has only ASCII string keys and string, boolean, null or
-    safe-integer values (no floats: json writes those as Python, not ECMAScript)."""
-    for key, item in obj.items():
+    """Whether ``obj`` has only ASCII string keys and flat values."""
+    for key in obj:
         if type(key) is not str or not key.isascii():
             return False
+    return _flat_values(obj.values())
+
+
+def _flat_values(items: Iterable[Any]) -> bool:
+    """Whether every item is a string, boolean, null or safe integer - what json
+    writes exactly as RFC 8785 does (not floats: json writes those as Python,
+    not ECMAScript)."""
+    for item in items:
         if type(item) is int:
             if abs(item) > MAX_SAFE_INTEGER:
                 return False

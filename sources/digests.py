@@ -67,11 +67,6 @@ def value_digest(value: SourceValue, *, stored_content: str | None = None) -> st
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def canonical_content(content: Any) -> str:
-    """The stored form of ``content``: its RFC 8785 canonical JSON text."""
-    return canonical_text(content)
-
-
 def content_digest_of(stored_content: str) -> str:
     """``sha256:`` + hex SHA-256 of the canonical JSON text (as stored)."""
     return "sha256:" + hashlib.sha256(stored_content.encode("utf-8")).hexdigest()

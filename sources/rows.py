@@ -14,11 +14,11 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from powercontext.canonical import canonical_text
+from powercontext.canonical import CanonicalTooLarge, canonical_text, utf8_size
 from powercontext.exceptions import InvalidRequest
 from powercontext.limits import max_source_bytes
 
-from .digests import SourceValue, canonical_content, content_digest_of, value_digest
+from .digests import SourceValue, content_digest_of, value_digest
 from .models import CaptureOutcome
 
 CONTENT = "content"
@@ -65,9 +65,8 @@ class SourceRow:
         canonical content or metadata is over ``POWERCONTEXT_MAX_SOURCE_BYTES``:
         every capture path builds its row here, so none can store a larger Source.
         """
-        stored = canonical_content(value.content)
-        size = _checked_size("content", stored)
-        metadata_size = _checked_size("metadata", canonical_text(value.metadata))
+        stored, size = _canonical_within_cap("content", value.content)
+        _, metadata_size = _canonical_within_cap("metadata", value.metadata)
         return cls(
             scope_id=scope_id,
             source_type=CONTENT,
@@ -106,21 +105,23 @@ class SourceRow:
         )
 
 
-def _checked_size(field: str, text: str) -> int:
-    """The UTF-8 size of ``text``; ``InvalidRequest`` (422, ``too_large``) over
-    ``POWERCONTEXT_MAX_SOURCE_BYTES``."""
-    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+def _canonical_within_cap(field: str, value: Any) -> tuple[str, int]:
+    """The canonical JSON text of ``value`` and its UTF-8 size; ``InvalidRequest``
+    (422, ``too_large``) over ``POWERCONTEXT_MAX_SOURCE_BYTES``, found without
+    keeping more than that much of the text."""
     cap = max_source_bytes()
-    if size > cap:
+    try:
+        text = canonical_text(value, max_bytes=cap)
+    except CanonicalTooLarge as too_large:
         raise InvalidRequest.for_field(
             field,
             "too_large",
-            f"The {field} is {size} bytes as canonical JSON; a Source holds at "
-            f"most {cap}.",
-            bytes=size,
+            f"The {field} is {too_large.size} bytes as canonical JSON; a Source "
+            f"holds at most {cap}.",
+            bytes=too_large.size,
             max_bytes=cap,
-        )
-    return size
+        ) from None
+    return text, utf8_size(text)
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,17 @@ class InternalError(DomainError):
     status_code = 500
     code = "internal_error"
     message = "The server failed to process the request."
+
+
+class ServerBusy(DomainError):
+    """Every large-body slot of this worker is taken (``BodySizeLimitMiddleware``)."""
+
+    status_code = 503
+    code = "server_busy"
+    message = (
+        "This server is handling as many large requests as it may at once; "
+        "retry after the time in Retry-After. Nothing was done."
+    )
+
+    def __init__(self) -> None:
+        super().__init__(headers={"Retry-After": "1"})

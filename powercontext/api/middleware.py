@@ -3,10 +3,13 @@ and the 503 for views outside DRF when the database cannot be reached."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import io
 import logging
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from typing import IO
@@ -16,7 +19,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
 from .errors import as_domain_error, error_response
-from .exceptions import BadRequest, RequestTooLarge
+from .exceptions import BadRequest, RequestTooLarge, ServerBusy
 from .logging import current_request_id, log_safe
 
 REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
@@ -62,17 +65,28 @@ class RequestIdMiddleware:
 
 
 class BodySizeLimitMiddleware:
-    """Answers 413 before reading a body larger than ``POWERCONTEXT_MAX_BODY_BYTES``.
+    """Answers 413 before reading a body larger than ``POWERCONTEXT_MAX_BODY_BYTES``,
+    and 503 ``server_busy`` for a large body when this worker is busy with others.
 
     A declared ``Content-Length`` is checked without reading; one that is not ASCII
     digits is a 400 (RFC 9112 6.3) - Django's ``int()`` would read other Unicode
     digits. A chunked body (no length, the server marks the input terminated) is
     read up to the limit plus one byte, so an oversized upload never sits in
     memory whole.
+
+    A body of ``POWERCONTEXT_LARGE_BODY_BYTES`` or more may take a thread for a
+    second or more. At most ``POWERCONTEXT_LARGE_BODY_CONCURRENCY`` of them (by
+    default one fewer than the worker's threads) are handled at once per worker;
+    another is refused at once, unread, with ``Retry-After: 1``. So a thread is
+    always left for small requests and the health probes, however many large
+    bodies arrive (spec/limits.md: no input starves the other callers).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
+        self.large_bodies = threading.BoundedSemaphore(
+            settings.POWERCONTEXT_LARGE_BODY_CONCURRENCY
+        )
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         limit = settings.POWERCONTEXT_MAX_BODY_BYTES
@@ -98,7 +112,40 @@ class BodySizeLimitMiddleware:
             request._body = body
             request._stream = io.BytesIO(body)
             request.META["CONTENT_LENGTH"] = str(len(body))
-        return self.get_response(request)
+        size = int(request.META.get("CONTENT_LENGTH") or 0)
+        if size < settings.POWERCONTEXT_LARGE_BODY_BYTES:
+            return self.get_response(request)
+        if not self.large_bodies.acquire(blocking=False):
+            return error_response(ServerBusy())
+        try:
+            return self.get_response(request)
+        finally:
+            self.large_bodies.release()
+            release_free_memory()
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return trim
+
+
+_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's free memory back to the system (glibc's ``malloc_trim``).
+
+    After a large body the worker's heaps hold tens of MiB that are free but kept
+    by the allocator (per-thread arenas are not trimmed on their own); returning
+    them keeps the worker's resident size near its rest size, which the memory
+    budget counts on (docs/operations.md, "Memory"). A no-op off glibc.
+    """
+    if _TRIM is not None:
+        _TRIM(0)
 
 
 def _read_at_most(stream: IO[bytes], size: int) -> bytes:

@@ -31,7 +31,11 @@ _DESCRIPTIONS = {
     415: "Body is not JSON (`unsupported_media_type`).",
     422: "Schema violation or domain rule (`invalid_request`).",
     500: "Unexpected failure (`internal_error`).",
-    503: "Database unreachable; outcome unknown, retry (`unavailable`).",
+    503: (
+        "Database unreachable, outcome unknown, retry (`unavailable`); or a large "
+        "body while the worker has no large-body slot free, nothing done, retry "
+        "after `Retry-After` (`server_busy`)."
+    ),
 }
 
 COMMON = (401, 403, 413, 415, 422, 500, 503)

@@ -146,6 +146,16 @@ if POWERCONTEXT_MAX_RESPONSE_BYTES < 4 * POWERCONTEXT_MAX_SOURCE_BYTES:
         "POWERCONTEXT_MAX_RESPONSE_BYTES must be at least 4 x "
         "POWERCONTEXT_MAX_SOURCE_BYTES (docs/operations.md, Memory)."
     )
+# Bodies this large are handled at most this many at once per worker, so that a thread
+# stays free for small requests and health probes (docs/operations.md, "Memory").
+POWERCONTEXT_LARGE_BODY_BYTES = env.int(
+    "POWERCONTEXT_LARGE_BODY_BYTES", default=256 * 1024
+)
+POWERCONTEXT_LARGE_BODY_CONCURRENCY = env.int(
+    "POWERCONTEXT_LARGE_BODY_CONCURRENCY", default=max(1, shape.threads() - 1)
+)
+if POWERCONTEXT_LARGE_BODY_CONCURRENCY < 1:
+    raise ImproperlyConfigured("POWERCONTEXT_LARGE_BODY_CONCURRENCY must be >= 1.")
 # Django's own guards stay consistent with ours; ours answers first with the envelope.
 DATA_UPLOAD_MAX_MEMORY_SIZE = POWERCONTEXT_MAX_BODY_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000

@@ -99,3 +99,37 @@ def test_a_body_is_decoded_then_checked() -> None:
         parse_json_object(b'{"a": ["\\u0000"]}')
 
     assert raised.value.errors[0]["loc"] == ["body", "a", 0]
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        (b'{"a": "x\\u0000"}', ["body", "a"]),
+        (b'{"\\u0000": 1}', ["body", "\\x00"]),
+        (b'{"a": ["\\ud800"]}', ["body", "a", 0]),
+        (b'{"a": ["\\uDC00x"]}', ["body", "a", 0]),
+        (b'{"a": ["\\uDBFF"]}', ["body", "a", 0]),
+        (b'{"a": 9007199254740992}', ["body", "a"]),
+        (b'{"a": -9007199254740992}', ["body", "a"]),
+        (b'{"a": 1e999}', ["body", "a"]),
+        (b'{"a": 1E+400}', ["body", "a"]),
+        (b'{"a": 1' + b"0" * 400 + b".5}", ["body", "a"]),
+    ],
+)
+def test_every_kind_of_problem_is_found_in_a_body(body: bytes, loc: list) -> None:
+    """The walk runs only for text that could hold a problem; these all could."""
+    with pytest.raises(RequestValidationError) as raised:
+        parse_json_object(body)
+
+    assert [error["loc"] for error in raised.value.errors] == [loc]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": "\\\\u0000 is text", "b": "\\ud83d\\ude00", "c": 9007199254740991}',
+        b'{"a": 1e308, "b": 123456789012345.5, "c": 1e-400}',
+    ],
+)
+def test_bodies_that_look_suspect_but_are_fine_pass(body: bytes) -> None:
+    assert isinstance(parse_json_object(body), dict)

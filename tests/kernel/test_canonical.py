@@ -8,6 +8,7 @@ oracle: hypothesis generates JSON values and both must agree byte for byte.
 from __future__ import annotations
 
 import hashlib
+import tracemalloc
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 
 from powercontext.canonical import (
     CanonicalizationError,
+    CanonicalTooLarge,
     canonical_json,
+    canonical_text,
     ecmascript_number,
 )
 from powercontext.jsonvalues import MAX_SAFE_INTEGER
@@ -44,6 +47,22 @@ JSON = st.recursive(
 @settings(deadline=None)
 @given(value=JSON)
 def test_bytes_equal_the_reference_implementation(value: Any) -> None:
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+FLAT = (
+    st.none() | st.booleans() | st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER) | TEXT
+)
+
+
+@settings(deadline=None)
+@given(flat=st.lists(FLAT, min_size=17, max_size=60), other=JSON)
+def test_long_flat_lists_equal_the_reference_implementation(
+    flat: list[Any], other: Any
+) -> None:
+    """A long list of flat scalars is written by json in one call."""
+    value = [flat, {"k": flat, "other": other}, [*flat, 0.5]]
+
     assert canonical_json(value) == rfc8785.dumps(value)
 
 
@@ -113,3 +132,42 @@ def test_the_spliced_value_digest_is_the_document_digest(
     expected = hashlib.sha256(rfc8785.dumps(value.document())).hexdigest()
 
     assert value_digest(value) == expected
+
+
+# --- A cap on the size --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"é": [i, "x" * (i % 7)]} for i in range(3000)],
+        {"k": ["😀" * 50] * 400},
+        "a" * 5000,
+        {"flat": "b" * 5000},
+    ],
+)
+def test_a_cap_refuses_with_the_exact_size(value: Any) -> None:
+    text = canonical_text(value)
+    size = len(text.encode("utf-8"))
+
+    assert canonical_text(value, max_bytes=size) == text
+    with pytest.raises(CanonicalTooLarge) as refused:
+        canonical_text(value, max_bytes=size - 1)
+    assert refused.value.size == size
+
+
+def test_refusing_a_large_value_keeps_no_more_than_a_few_times_the_cap() -> None:
+    """The text kept is at most the cap (held four bytes a character while it is
+    measured); the whole value, about 7 MB as text, is never held."""
+    value = [[i, {"k": i}] for i in range(400_000)]
+    cap = 256 * 1024
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(CanonicalTooLarge):
+            canonical_text(value, max_bytes=cap)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert peak < 16 * cap

@@ -1,0 +1,294 @@
+"""What one request may cost a worker, measured on a real server (spec/limits.md 1).
+
+Production settings on PostgreSQL, gunicorn in the default shape (CPUs + 1
+workers of 3 threads) and the default body limit that shape gives. Memory is
+read from ``/proc``: writing ``5`` to a process's ``clear_refs`` resets its
+peak resident set (``VmHWM``) to the current one, so the peak of one request is
+``VmHWM`` after it minus ``VmRSS`` before it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from powercontext import shape
+from tests.robustness.conftest import (
+    Service,
+    production_env,
+    scope_create,
+    temporary_database,
+)
+from tests.robustness.processes import Gunicorn, mint_token
+
+pytestmark = pytest.mark.postgres
+
+MIB = 1024 * 1024
+WORKERS = shape.workers()
+THREADS = shape.DEFAULT_THREADS
+BODY_LIMIT = shape.default_body_limit(
+    workers=WORKERS, threads=THREADS, budget=shape.memory_budget()
+)
+SERVER_BUDGET = 2048 * MIB
+
+
+def status_bytes(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{key}:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {key} for {pid}")
+
+
+def worker_pids(server: Gunicorn) -> list[int]:
+    assert server.process is not None
+    children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
+    return [int(pid) for pid in children.read_text().split()]
+
+
+def server_rss(server: Gunicorn) -> int:
+    assert server.process is not None
+    pids = [server.process.pid, *worker_pids(server)]
+    return sum(status_bytes(pid, "VmRSS") for pid in pids)
+
+
+@contextlib.contextmanager
+def serving(
+    directory: Path, static_root: Path, *, workers: int, **env: str
+) -> Iterator[Service]:
+    with temporary_database() as database_url:
+        server_env = production_env(database_url, static_root, **env)
+        server = Gunicorn(server_env, directory, workers=workers, threads=THREADS)
+        try:
+            server.start()
+            yield Service(server, mint_token(server_env))
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="module")
+def service(
+    tmp_path_factory: pytest.TempPathFactory, static_root: Path
+) -> Iterator[Service]:
+    """The default shape: CPUs + 1 workers of 3 threads."""
+    with serving(
+        tmp_path_factory.mktemp("memory"), static_root, workers=WORKERS
+    ) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def one_worker(
+    tmp_path_factory: pytest.TempPathFactory, static_root: Path
+) -> Iterator[Service]:
+    """One worker of 3 threads, with the default shape's body limit: every request
+    reaches the process whose memory is measured."""
+    with serving(
+        tmp_path_factory.mktemp("memory-one"),
+        static_root,
+        workers=1,
+        POWERCONTEXT_MAX_BODY_BYTES=str(BODY_LIMIT),
+    ) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def scope_id(service: Service) -> str:
+    with service.client() as client:
+        return scope_create(client, key="memory")
+
+
+def filled(prefix: bytes, item: bytes, suffix: bytes) -> bytes:
+    """``prefix`` + as many ``item``s, comma-separated, as fit the body limit."""
+    count = (BODY_LIMIT - len(prefix) - len(suffix)) // (len(item) + 1)
+    body = prefix + b",".join([item] * count) + suffix
+    assert BODY_LIMIT - 64 < len(body) <= BODY_LIMIT
+    return body
+
+
+def deep_then_wide(prefix: bytes, suffix: bytes, depth: int = 800) -> bytes:
+    """Nesting ``depth`` arrays deep, then zeros up to the body limit."""
+    return filled(prefix + b"[" * depth, b"0", b"]" * depth + suffix)
+
+
+def adversarial_bodies(scope_id: str) -> dict[str, tuple[str, str, bytes]]:
+    """Each shape at the body limit: (method, path, body)."""
+    create = f"/v1/scopes/{scope_id}/sources"
+    content = b'{"content":['
+    envelope = f"/v1/scopes/{scope_id}/sessions/m/envelope"
+    meta_items = (BODY_LIMIT - 32) // len(b'"x-0000000":0,')
+    return {
+        "array of 0": ("POST", create, filled(content, b"0", b"]}")),
+        "array of {}": ("POST", create, filled(content, b"{}", b"]}")),
+        "array of []": ("POST", create, filled(content, b"[]", b"]}")),
+        "array of [{}]": ("POST", create, filled(content, b"[{}]", b"]}")),
+        'array of {"":{}}': ("POST", create, filled(content, b'{"":{}}', b"]}")),
+        "array of short strings": ("POST", create, filled(content, b'"ab"', b"]}")),
+        "array of floats": ("POST", create, filled(content, b"0.5", b"]}")),
+        "capture metadata": (
+            "POST",
+            "/v1/sources/content",
+            filled(
+                b'{"scope_id":"%s","source_id":"m","content":"c","metadata":{"m":['
+                % scope_id.encode(),
+                b"{}",
+                b"]}}",
+            ),
+        ),
+        "deep, then wide": (
+            "POST",
+            "/v1/scopes",
+            deep_then_wide(b'{"title":', b',"summary":"s","idempotency_key":"d"}'),
+        ),
+        "unknown field": (
+            "POST",
+            "/v1/scopes",
+            filled(
+                b'{"title":"t","summary":"s","idempotency_key":"u","x":[', b"{}", b"]}"
+            ),
+        ),
+        "envelope meta keys": (
+            "PUT",
+            envelope,
+            b'{"meta":{'
+            + b",".join(b'"x-%07d":0' % i for i in range(meta_items))
+            + b"}}",
+        ),
+        "evidence refs": (
+            "POST",
+            f"/v1/scopes/{scope_id}/evidence/resolve",
+            filled(b'{"purpose":"handoff","refs":[', b"{}", b"]}"),
+        ),
+        "handoff statements": (
+            "POST",
+            "/v1/handoff/finalize",
+            filled(
+                b'{"scope_id":"%s","draft":{"objective":"o","disposition":"continuable",'
+                b'"next_action":null,"omissions":[],"state":[' % scope_id.encode(),
+                b"{}",
+                b"]}}",
+            ),
+        ),
+    }
+
+
+SHAPES = list(adversarial_bodies("scp_x"))
+
+
+@pytest.mark.parametrize("shape_name", SHAPES)
+def test_one_request_stays_within_its_bound_and_gives_the_memory_back(
+    one_worker: Service, shape_name: str
+) -> None:
+    """The peak of one request is at most 32 times its body plus 32 MiB; after
+    it, and after the same request once more, the worker is back within 32 MiB
+    of where it started (what the allocator keeps for reuse), not growing. The
+    worker has seen the shape once before, so what it loads on first use is not
+    counted."""
+    with one_worker.client() as client:
+        scope_id = scope_create(client, key=f"memory {shape_name}")
+    method, path, body = adversarial_bodies(scope_id)[shape_name]
+    (worker,) = worker_pids(one_worker.server)
+
+    with one_worker.client(timeout=120) as client:
+        warm_up = send(client, method, path, body)
+        before = status_bytes(worker, "VmRSS")
+        Path(f"/proc/{worker}/clear_refs").write_text("5")
+        response = send(client, method, path, body)
+        peak = status_bytes(worker, "VmHWM") - before
+        again = send(client, method, path, body)
+
+    assert response.status_code in (413, 422), response.text[:300]
+    assert set(response.json()) == {"error"}
+    assert warm_up.status_code == again.status_code == response.status_code
+    assert peak <= 32 * len(body) + 32 * MIB, (
+        f"{shape_name}: +{peak / MIB:.1f} MiB for {len(body) / MIB:.2f} MiB"
+    )
+    time.sleep(0.3)
+    kept = status_bytes(worker, "VmRSS") - before
+    assert kept <= 32 * MIB, f"{shape_name}: kept +{kept / MIB:.1f} MiB"
+
+
+def send(client: httpx.Client, method: str, path: str, body: bytes) -> httpx.Response:
+    return client.request(
+        method, path, content=body, headers={"Content-Type": "application/json"}
+    )
+
+
+def test_the_worst_body_on_every_thread_at_once(
+    service: Service, scope_id: str
+) -> None:
+    """Every thread of every worker gets the costliest shape at once: the server
+    stays under 2 GiB, answers every one of them, and ``/health/live`` keeps
+    answering within a second (a thread per worker is kept for small requests)."""
+    _, path, body = adversarial_bodies(scope_id)["array of [{}]"]
+    workers = worker_pids(service.server)
+    done = threading.Event()
+    peak = 0
+    health: list[float] = []
+
+    def watch_memory() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, server_rss(service.server))
+            time.sleep(0.02)
+
+    def probe_health() -> None:
+        with httpx.Client(base_url=service.url, timeout=10) as client:
+            while not done.is_set():
+                started = time.monotonic()
+                assert client.get("/health/live").status_code == 200
+                health.append(time.monotonic() - started)
+                time.sleep(0.1)
+
+    def send(_: int) -> int:
+        with service.client(timeout=120) as client:
+            response = client.post(
+                path, content=body, headers={"Content-Type": "application/json"}
+            )
+        assert set(response.json()) == {"error"}
+        return response.status_code
+
+    with concurrent.futures.ThreadPoolExecutor(WORKERS * THREADS + 2) as pool:
+        watchers = [pool.submit(watch_memory), pool.submit(probe_health)]
+        time.sleep(0.3)
+        statuses = list(pool.map(send, range(WORKERS * THREADS)))
+        done.set()
+        for watcher in watchers:
+            watcher.result()
+
+    assert set(statuses) <= {422, 503}, statuses
+    assert statuses.count(422) >= WORKERS, statuses
+    assert peak < SERVER_BUDGET, f"server peak {peak / MIB:.0f} MiB"
+    assert health
+    assert max(health) < 1.0, f"slowest /health/live {max(health):.2f} s"
+    assert worker_pids(service.server) == workers, "a worker was replaced"
+
+
+def test_a_refused_large_body_is_answered_unread_and_says_when_to_retry(
+    service: Service, scope_id: str
+) -> None:
+    """With every large-body slot of a worker taken, another large body gets
+    ``503 server_busy`` with ``Retry-After`` at once."""
+    _, path, body = adversarial_bodies(scope_id)["array of 0"]
+
+    def send(_: int) -> httpx.Response:
+        with service.client(timeout=120) as client:
+            return client.post(
+                path, content=body, headers={"Content-Type": "application/json"}
+            )
+
+    with concurrent.futures.ThreadPoolExecutor(WORKERS * THREADS) as pool:
+        responses = list(pool.map(send, range(WORKERS * THREADS)))
+    busy = [response for response in responses if response.status_code == 503]
+
+    assert busy, [response.status_code for response in responses]
+    for response in busy:
+        assert response.json()["error"]["code"] == "server_busy"
+        assert response.headers["Retry-After"] == "1"
+        assert response.elapsed.total_seconds() < 1.0
