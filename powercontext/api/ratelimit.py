@@ -115,6 +115,9 @@ class _RedisLimiter:
         self.last_logged = -LOG_EVERY_SECONDS
         self.failures = 0  # exported as a metric
         self.script: Any = None
+        # Django makes a new client object per call (about 70 us of CPU, a third
+        # of a decision); each thread keeps the one it made, for its cache.
+        self.clients = threading.local()
 
     def limit(self, cache: RedisCache, bucket: str, rate: Rate, count: bool) -> float:
         now = time.monotonic()
@@ -122,15 +125,23 @@ class _RedisLimiter:
             return 0
         key = cache.make_and_validate_key(f"rl:{bucket}")
         try:
-            # Django's RedisCache hands out clients of its own connection pool.
-            client = cache._cache.get_client(key, write=True)  # type: ignore[attr-defined]
+            client = self._client(cache, key)
             if self.script is None:
                 self.script = client.register_script(_GCRA)
             args = [rate.interval_ms, rate.count, int(count)]
             return float(self.script(keys=[key], args=args, client=client))
         except Exception as exc:  # any Redis failure: serve without the limit
+            self.clients.__dict__.clear()
             self._failed(exc, now)
             return 0
+
+    def _client(self, cache: RedisCache, key: str) -> Any:
+        """This thread's client of ``cache`` (Django's RedisCache hands out clients
+        of its own connection pool)."""
+        if getattr(self.clients, "cache", None) is not cache:
+            self.clients.client = cache._cache.get_client(key, write=True)  # type: ignore[attr-defined]
+            self.clients.cache = cache
+        return self.clients.client
 
     def _failed(self, exc: Exception, now: float) -> None:
         self.failures += 1
