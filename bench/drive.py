@@ -49,7 +49,7 @@ WORKLOADS = {
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--server", required=True, help="label: ours, ours_nolimits, baseline, ref"
+        "--server", required=True, help="ref, baseline, ours, ours_limits_on/_off"
     )
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--token", default="")

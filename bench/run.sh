@@ -19,10 +19,10 @@
 #      under load at a time (bench/drive.py); one extra run with two wrk threads
 #      to show wrk is not the bottleneck; pgbench with the capture transaction's
 #      shape (bench/pgbench.py);
-#   5. limits phase (spec/limits.md 3): restarts ours with every rate limit
-#      'off' and measures new working notes at c=1 and c=16 again, against the
-#      limits-on runs of the compare phase (measured here first if the compare
-#      phase did not run); ours is restarted with limits on if scale follows;
+#   5. limits phase (spec/limits.md 3): new working notes at c=1 and c=16 with
+#      ours' rate limits on, and again after a restart with every limit 'off',
+#      each pair back to back (on c=1, off c=1, off c=16, on c=16); ours is
+#      restarted with limits on if scale follows;
 #   6. the scale phase (ours only, bench/scale.py): seeds one scope with
 #      manage.py seed_sources in stages (10k, then 1M Sources), VACUUM ANALYZE,
 #      records the query plans (bench/explain.py) and measures every read and
@@ -41,8 +41,8 @@
 #
 # Phases: BENCH_PHASES ("compare limits scale"). `compare` brings `limits` along
 # whenever it measures ours: issue 11's acceptance command is BENCH_PHASES=compare
-# make bench, and its report includes the limits check. `limits` alone measures
-# both sides itself; `scale` alone measures ours with limits on.
+# make bench, and its report includes the limits check. `scale` alone measures
+# ours with limits on.
 #
 # Knobs (environment): BENCH_PHASES, BENCH_SECONDS (15), BENCH_WARMUP (3s),
 # BENCH_CONNECTIONS ("1 16"), BENCH_WORKLOADS ("working_notes replays content
@@ -350,7 +350,7 @@ BASE_DESC="not run"
 cat >"$RESULTS/config.json" <<EOF
 {"seconds_per_run": $SECONDS_PER_RUN, "warmup": "$WARMUP",
  "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-3}, max_requests=${POWERCONTEXT_MAX_REQUESTS:-gunicorn.conf.py}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
- "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL; ours_nolimits: off",
+ "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL; ours_limits_off: off",
  "baseline": "$BASE_DESC",
  "reference": "$REF_SPEC, SQLite, access mode disabled"}
 EOF
@@ -387,18 +387,20 @@ compare_phase() {
 }
 
 limits_phase() {  # new notes with rate limits on (Redis) and off (spec/limits.md 3)
-  local connections
-  say "limits phase: new working notes at c=[$LIMIT_CONNECTIONS], rate limits on, then off"
-  for connections in $LIMIT_CONNECTIONS; do  # on: measured by compare, else now
-    if [ ! -f "$RESULTS/run-ours-working_notes-c$connections-t1.json" ]; then
-      drive ours working_notes "$connections" 1
-    fi
-  done
-  restart_ours off ours-nolimits
+  # Each concurrency is measured on and off back to back, alternating which comes
+  # first (on c=1, off c=1, off c=16, on c=16): two restarts, and no pair is split
+  # by minutes of other runs while the machine's other load comes and goes.
+  local connections mode=on
+  say "limits phase: new working notes at c=[$LIMIT_CONNECTIONS], rate limits on and off"
   for connections in $LIMIT_CONNECTIONS; do
-    drive ours_nolimits working_notes "$connections" 1
+    drive "ours_limits_$mode" working_notes "$connections" 1
+    if [ $mode = on ]; then mode=off; else mode=on; fi
+    restart_ours $mode "ours-limits-$mode-c$connections"
+    drive "ours_limits_$mode" working_notes "$connections" 1
   done
-  if [[ " $PHASES " == *" scale "* ]]; then restart_ours on ours-scale; fi
+  if [ $mode = off ] && [[ " $PHASES " == *" scale "* ]]; then
+    restart_ours on ours-scale
+  fi
 }
 
 scale_phase() {  # one scope, grown stage by stage; every operation at each stage

@@ -6,9 +6,10 @@ not 2xx - a 429 means the rate limits throttled the bench - or other processes
 using the CPUs). bench/report.py prints them after its tables.
 
 Servers (the ``server`` label of bench/drive.py's records): ``ref`` the reference
-1.4.1, ``ours`` this service with rate limits on through Redis, ``ours_nolimits``
-the same server restarted with limits off, ``baseline`` this service at
-BENCH_BASELINE_REV (before issue 11's re-cut).
+1.4.1, ``ours`` this service with rate limits on through Redis, ``baseline`` this
+service at BENCH_BASELINE_REV (before issue 11's re-cut); the limits phase's pairs,
+run back to back, are ``ours_limits_on`` and ``ours_limits_off`` (the same server
+restarted with every limit off).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import re
 from pathlib import Path
 
 # Server labels, in the order tables show them.
-SERVERS = ("ref", "baseline", "ours", "ours_nolimits")
+SERVERS = ("ref", "baseline", "ours", "ours_limits_on", "ours_limits_off")
+# Servers whose rate limits are on, in Redis: about one script per request.
+LIMITS_ON = ("ours", "ours_limits_on")
 # Issue 11: new working notes at 16 connections against the reference.
 TARGET_RATIO = 12.0
 # Issue 11: ours' c=1 p50 at most this fraction of the reference's c=1 p50.
@@ -56,6 +59,20 @@ def server_cpu(run: dict) -> float:
     return run["cpu_ms_per_request"]["server"]
 
 
+def inconclusive(row: dict, servers: tuple[str, ...]) -> str:
+    """A note for a check whose runs shared the CPUs with other processes."""
+    noisy = [
+        f"{server} ran with {row[server]['cpu_cores']['other']:.2f} cores of other load"
+        for server in servers
+        if row[server] and row[server]["cpu_cores"]["other"] > NOISY_CORES
+    ]
+    return f" - inconclusive, {' and '.join(noisy)}" if noisy else ""
+
+
+def change(cut: float) -> str:
+    return f"{cut:.0%} lower" if cut >= 0 else f"{-cut:.0%} higher"
+
+
 def target_checks(rows: list[dict], pgbench: dict | None) -> list[str]:
     checks = []
     notes = find(rows, "working_notes", 16)
@@ -78,16 +95,10 @@ def reference_checks(rows: list[dict], notes: dict) -> list[str]:
     """New notes at c=16 against the reference's, and c=1 p50 against its p50."""
     checks = []
     if notes["ratio"] is not None:
-        noisy = [
-            f"{server} ran with {notes[server]['cpu_cores']['other']:.2f} cores "
-            "of other load"
-            for server in ("ref", "ours")
-            if notes[server]["cpu_cores"]["other"] > NOISY_CORES
-        ]
         checks.append(
             f"new working notes c=16: {notes['ratio']:.2f}x the reference "
             f"(target >= {TARGET_RATIO:g}x): {verdict(notes['ratio'] >= TARGET_RATIO)}"
-            + (f" - inconclusive, {' and '.join(noisy)}" if noisy else "")
+            + inconclusive(notes, ("ref", "ours"))
         )
     single = find(rows, "working_notes", 1)
     if single and single["ours"] and single["ref"]:
@@ -97,7 +108,7 @@ def reference_checks(rows: list[dict], notes: dict) -> list[str]:
             f"new working notes c=1: p50 {ours:.2f} ms vs the reference's "
             f"{ref:.2f} ms = 1/{ref / ours if ours else float('inf'):.1f} "
             f"(target <= 1/{1 / TARGET_P50_C1_FRACTION:g}, {limit:.2f} ms): "
-            f"{verdict(ours <= limit)}"
+            f"{verdict(ours <= limit)}" + inconclusive(single, ("ref", "ours"))
         )
     return checks
 
@@ -146,32 +157,34 @@ def baseline_checks(rows: list[dict]) -> list[str]:
     if single and single["ours"] and single["baseline"]:
         one_ours, one_base = server_cpu(single["ours"]), server_cpu(single["baseline"])
         one_cut = 1 - one_ours / one_base if one_base else 0.0
-        beside = f"; c=1: {one_ours:.2f} vs {one_base:.2f} ms, {one_cut:.0%} lower"
-    if notes["ours_nolimits"]:
-        beside += f"; ours with limits off {server_cpu(notes['ours_nolimits']):.2f} ms"
+        beside = f"; c=1: {one_ours:.2f} vs {one_base:.2f} ms, {change(one_cut)}"
+    if notes["ours_limits_off"]:
+        off = server_cpu(notes["ours_limits_off"])
+        beside += f"; ours with limits off {off:.2f} ms"
     return [
         f"CPU per new note >= {TARGET_CPU_CUT:.0%} lower than baseline: our server "
         f"{ours:.2f} ms vs the baseline's {base:.2f} ms per note at c=16, "
-        f"{cut:.0%} lower (server process tree, bench CPU accounting{beside}): "
-        f"{verdict(cut >= TARGET_CPU_CUT)}"
+        f"{change(cut)} (server process tree, bench CPU accounting{beside}): "
+        f"{verdict(cut >= TARGET_CPU_CUT)}" + inconclusive(notes, ("baseline", "ours"))
     ]
 
 
 def limits_checks(rows: list[dict]) -> list[str]:
-    """Limits on (Redis) against off: req/s at c=16 (c=1 beside it), CPU per
-    request, and whether Redis really ran a script per request."""
+    """Limits on (Redis) against off, each pair run back to back: req/s at c=16
+    (c=1 shown too) and CPU per request of our server and Redis."""
     checks = []
     for connections in (16, 1):
         row = find(rows, "working_notes", connections)
-        if not row or not row["ours"] or not row["ours_nolimits"]:
+        if not row or not row["ours_limits_on"] or not row["ours_limits_off"]:
             continue
-        on, off = row["ours"], row["ours_nolimits"]
+        on, off = row["ours_limits_on"], row["ours_limits_off"]
         ratio = on["rps"] / off["rps"] if off["rps"] else 0.0
         on_cpu = server_cpu(on) + on["cpu_ms_per_request"]["redis"]
         off_cpu = server_cpu(off) + off["cpu_ms_per_request"]["redis"]
         target = (
             f"(target >= {1 - TARGET_LIMITS_COST:.0%}): "
             f"{verdict(ratio >= 1 - TARGET_LIMITS_COST)}"
+            + inconclusive(row, ("ours_limits_on", "ours_limits_off"))
             if connections == 16
             else "(shown)"
         )
@@ -181,45 +194,19 @@ def limits_checks(rows: list[dict]) -> list[str]:
             f"{ratio:.1%}; CPU ms/req server+redis {on_cpu:.2f} vs {off_cpu:.2f} "
             f"{target}"
         )
-        scripts = on.get("redis_scripts")
-        if scripts is not None and scripts < on["requests"]:
-            checks.append(
-                f"limits on c={connections}: Redis ran {scripts} scripts for "
-                f"{on['requests']} requests - the limits were not all checked in "
-                "Redis (failed open?); the comparison is not valid"
-            )
     return checks
 
 
 def run_flags(rows: list[dict]) -> list[str]:
-    """Runs with errors, with any response not 2xx (429: throttled), or noisy."""
+    """Every run's flags (``flags_of``), then the not-2xx total over all runs."""
     flags = []
     for row in rows:
         for server in SERVERS:
-            run = row[server]
-            if not run:
-                continue
-            name = f"{server} {row['workload']} c={row['connections']}"
-            if row["wrk_threads"] != 1:
-                name += f" wrk -t{row['wrk_threads']}"
-            if run["errors"]:
-                flags.append(
-                    f"{name}: {run['errors']} errors, statuses {run['statuses']}, "
-                    f"first unexpected body: {run['unexpected_body']}"
-                )
-            if run.get("non_2xx") or run.get("warmup_non_2xx"):
-                flags.append(
-                    f"{name}: {run['non_2xx']} responses not 2xx "
-                    f"({run['rate_limited']} of them 429) in the measured run, "
-                    f"{run['warmup_non_2xx']} in the warm-up; statuses "
-                    f"{run['statuses']}, warm-up {run['warmup_statuses']}"
-                )
-            if run["cpu_cores"]["other"] > NOISY_CORES:
-                flags.append(
-                    f"{name}: other processes used {run['cpu_cores']['other']:.2f} "
-                    "cores during the run; the machine was not quiet, figures are "
-                    "pessimistic"
-                )
+            if row[server]:
+                name = f"{server} {row['workload']} c={row['connections']}"
+                if row["wrk_threads"] != 1:
+                    name += f" wrk -t{row['wrk_threads']}"
+                flags += flags_of(name, server, row[server])
     counted = [
         run
         for row in rows
@@ -235,6 +222,37 @@ def run_flags(rows: list[dict]) -> list[str]:
         flags.append(
             f"responses not 2xx in all {len(counted)} runs, warm-ups included: "
             f"{not_2xx}, of them 429: {throttled}"
+        )
+    return flags
+
+
+def flags_of(name: str, server: str, run: dict) -> list[str]:
+    """A run with errors, with any response not 2xx (429: throttled), with limits
+    on but fewer Redis scripts than requests, or on a busy machine."""
+    flags = []
+    if run["errors"]:
+        flags.append(
+            f"{name}: {run['errors']} errors, statuses {run['statuses']}, "
+            f"first unexpected body: {run['unexpected_body']}"
+        )
+    if run.get("non_2xx") or run.get("warmup_non_2xx"):
+        flags.append(
+            f"{name}: {run['non_2xx']} responses not 2xx "
+            f"({run['rate_limited']} of them 429) in the measured run, "
+            f"{run['warmup_non_2xx']} in the warm-up; statuses "
+            f"{run['statuses']}, warm-up {run['warmup_statuses']}"
+        )
+    scripts = run.get("redis_scripts")
+    if server in LIMITS_ON and scripts is not None and scripts < run["requests"]:
+        flags.append(
+            f"{name}: Redis ran {scripts} scripts for {run['requests']} requests - "
+            "not every request's limit was checked in Redis (the limiter failed "
+            "open?): the run is not one with limits on"
+        )
+    if run["cpu_cores"]["other"] > NOISY_CORES:
+        flags.append(
+            f"{name}: other processes used {run['cpu_cores']['other']:.2f} cores "
+            "during the run; the machine was not quiet, figures are pessimistic"
         )
     return flags
 
