@@ -56,8 +56,9 @@ test-sqlite: $(VENV)/.installed
 	DATABASE_URL=$(SQLITE_TEST_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not postgres"
 
-# Needs PostgreSQL (BENCH_PG) and, if wrk is missing, root for apt-get; takes about
-# thirty minutes (BENCH_PHASES=compare: about twelve). Knobs are listed at the top of bench/run.sh.
+# Needs PostgreSQL (BENCH_PG), Redis (BENCH_REDIS_URL) and, if wrk is missing, root for
+# apt-get; takes about half an hour (BENCH_PHASES=compare: about fourteen minutes).
+# Knobs are listed at the top of bench/run.sh.
 bench: $(VENV)/.installed
 	bash bench/run.sh
 

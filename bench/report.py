@@ -2,10 +2,14 @@
 
 Reads the JSON files bench/drive.py and bench/pgbench.py wrote into a results
 directory, prints a table (req/s, p50, p99, errors, ours/reference ratio, CPU
-split) and writes summary.md and summary.json next to them.
+split), the new-notes comparisons of ours with rate limits on and off and of ours
+with the baseline revision (CPU per request from drive.py's accounting), the
+target checks (bench/targets.py), and writes summary.md and summary.json next to
+them. With ``--server-logs`` it also counts the statuses in the servers' logs.
 
 Usage:
   report.py bench/results/20261130T101500Z [--db-url postgres://.../pc_bench_run]
+      [--server-logs var/bench/20261130T101500Z]
 """
 
 from __future__ import annotations
@@ -17,12 +21,8 @@ import platform
 import subprocess
 from pathlib import Path
 
-# The issue's targets for new working notes at 16 connections.
-TARGET_RATIO = 8.0
-TARGET_PGBENCH_FRACTION = 0.30
-TARGET_P99_MS = 50.0
-# A run during which other processes used more than this many cores is flagged.
-NOISY_CORES = 0.2
+from comparisons import comparison_tables, fmt, ratio
+from targets import SERVERS, log_checks, server_log_statuses, target_checks
 
 
 def command_output(*command: str) -> str:
@@ -80,18 +80,9 @@ def load(results: Path) -> tuple[list[dict], dict | None, dict]:
     return runs, pgbench, config
 
 
-def ratio(ours: dict | None, ref: dict | None) -> float | None:
-    if not ours or not ref or not ref["rps"]:
-        return None
-    return ours["rps"] / ref["rps"]
-
-
-def fmt(value: float | None, pattern: str = "{:.1f}") -> str:
-    return "-" if value is None else pattern.format(value)
-
-
 def table_rows(runs: list[dict]) -> list[dict]:
-    """One row per (workload, connections, wrk threads), ours next to ref."""
+    """One row per (workload, connections, wrk threads), every server's run under
+    its label (None where it did not run), and ours/ref."""
     keyed: dict[tuple, dict[str, dict]] = {}
     for run in runs:
         key = (run["workload"], run["connections"], run["wrk_threads"])
@@ -106,15 +97,13 @@ def table_rows(runs: list[dict]) -> list[dict]:
             item[0][2],
         ),
     ):
-        ours, ref = servers.get("ours"), servers.get("ref")
         rows.append(
             {
                 "workload": workload,
                 "connections": connections,
                 "wrk_threads": threads,
-                "ours": ours,
-                "ref": ref,
-                "ratio": ratio(ours, ref),
+                **{server: servers.get(server) for server in SERVERS},
+                "ratio": ratio(servers.get("ours"), servers.get("ref")),
             }
         )
     return rows
@@ -128,24 +117,21 @@ def render_markdown(
     lines += [f"| {key} | {value} |" for key, value in {**facts, **config}.items()]
     lines += [
         "",
-        "| workload | c | wrk -t | server | req/s | p50 ms | p99 ms | errors "
-        "| ours/ref | CPU cores: server / postgres / wrk / other |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| workload | c | wrk -t | server | req/s | p50 ms | p99 ms | errors | non-2xx "
+        "| ours/ref | CPU cores: server / postgres / redis / wrk / other |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in rows:
-        for server in ("ref", "ours"):
-            run = row[server]
-            if run is None:
-                continue
-            cpu = run["cpu_cores"]
-            lines.append(
-                f"| {row['workload']} | {row['connections']} | {row['wrk_threads']} "
-                f"| {server} | {run['rps']:.1f} | {run['p50_ms']:.1f} "
-                f"| {run['p99_ms']:.1f} | {run['errors']} "
-                f"| {fmt(row['ratio'], '{:.2f}x') if server == 'ours' else ''} "
-                f"| {cpu['server']:.2f} / {cpu['postgres']:.2f} / {cpu['wrk']:.2f}"
-                f" / {cpu['other']:.2f} |"
-            )
+    for row, server, run in each_run(rows):
+        cpu = run["cpu_cores"]
+        lines.append(
+            f"| {row['workload']} | {row['connections']} | {row['wrk_threads']} "
+            f"| {server} | {run['rps']:.1f} | {run['p50_ms']:.1f} "
+            f"| {run['p99_ms']:.1f} | {run['errors']} | {run.get('non_2xx', '-')} "
+            f"| {fmt(row['ratio'], '{:.2f}x') if server == 'ours' else ''} "
+            f"| {cpu['server']:.2f} / {cpu['postgres']:.2f} / "
+            f"{cpu.get('redis', 0):.2f} / {cpu['wrk']:.2f} / {cpu['other']:.2f} |"
+        )
+    lines += comparison_tables(rows, config)
     if pgbench:
         lines.append("")
         for form, result in pgbench["forms"].items():
@@ -160,107 +146,36 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
-def target_checks(rows: list[dict], pgbench: dict | None) -> list[str]:
-    def find(workload: str, connections: int) -> dict | None:
-        return next(
-            (
-                row
-                for row in rows
-                if row["workload"] == workload
-                and row["connections"] == connections
-                and row["wrk_threads"] == 1
-            ),
-            None,
-        )
-
-    checks = []
-    notes = find("working_notes", 16)
-    if notes and notes["ours"]:
-        ours = notes["ours"]
-        if notes["ratio"] is not None:
-            noisy = [
-                f"{server} ran with {notes[server]['cpu_cores']['other']:.2f} cores "
-                "of other load"
-                for server in ("ref", "ours")
-                if notes[server]["cpu_cores"]["other"] > NOISY_CORES
-            ]
-            checks.append(
-                f"new working notes c=16: {notes['ratio']:.2f}x the reference "
-                f"(target >= {TARGET_RATIO:g}x): "
-                f"{'met' if notes['ratio'] >= TARGET_RATIO else 'NOT met'}"
-                + (f" - inconclusive, {' and '.join(noisy)}" if noisy else "")
-            )
-        if pgbench:
-            fraction = ours["rps"] / pgbench["tps"]
-            checks.append(
-                f"new working notes c=16: {fraction:.1%} of pgbench's "
-                f"{pgbench['tps']:.0f} tps, its {pgbench['form']} form "
-                f"(target >= {TARGET_PGBENCH_FRACTION:.0%}): "
-                f"{'met' if fraction >= TARGET_PGBENCH_FRACTION else 'NOT met'}"
-            )
-            best = pgbench["forms"][pgbench["best_form"]]
-            if pgbench["best_form"] != pgbench["form"]:
-                checks.append(
-                    f"new working notes c=16: {ours['rps'] / best['tps']:.1%} of the "
-                    f"best form ({pgbench['best_form']}, {best['tps']:.0f} tps)"
-                )
-        checks.append(
-            f"new working notes c=16: p99 {ours['p99_ms']:.1f} ms "
-            f"(target <= {TARGET_P99_MS:g} ms): "
-            f"{'met' if ours['p99_ms'] <= TARGET_P99_MS else 'NOT met'}"
-        )
-        replays = find("replays", 16)
-        if replays and replays["ours"]:
-            faster = replays["ours"]["rps"] >= ours["rps"]
-            checks.append(
-                f"replays c=16: {replays['ours']['rps']:.1f} req/s vs first captures "
-                f"{ours['rps']:.1f} req/s (target: at least as fast): "
-                f"{'met' if faster else 'NOT met'}"
-            )
-    elif pgbench and notes and notes["ref"]:
-        checks.append(
-            f"reference new working notes c=16: {notes['ref']['rps']:.1f} req/s = "
-            f"{notes['ref']['rps'] / pgbench['tps']:.1%} of pgbench's "
-            f"{pgbench['tps']:.0f} tps (its own SQLite, shown for scale)"
-        )
+def each_run(rows: list[dict]):
+    """(row, server label, run) for every run, servers in table order."""
     for row in rows:
-        for server in ("ours", "ref"):
-            run = row[server]
-            if run and run["errors"]:
-                checks.append(
-                    f"{server} {row['workload']} c={row['connections']}: "
-                    f"{run['errors']} errors, statuses {run['statuses']}, "
-                    f"first unexpected body: {run['unexpected_body']}"
-                )
-            if run and run["cpu_cores"]["other"] > NOISY_CORES:
-                checks.append(
-                    f"{server} {row['workload']} c={row['connections']}: other "
-                    f"processes used {run['cpu_cores']['other']:.2f} cores during "
-                    "the run; the machine was not quiet, figures are pessimistic"
-                )
-    return checks
+        for server in SERVERS:
+            if row[server] is not None:
+                yield row, server, row[server]
 
 
-def print_table(rows: list[dict], pgbench: dict | None, checks: list[str]) -> None:
+def print_table(
+    rows: list[dict], pgbench: dict | None, config: dict, checks: list[str]
+) -> None:
     header = (
-        f"{'workload':<14}{'c':>3}{'t':>3}  {'server':<5}{'req/s':>9}{'p50 ms':>9}"
-        f"{'p99 ms':>9}{'errors':>8}{'ours/ref':>10}   cpu srv/pg/wrk/other"
+        f"{'workload':<14}{'c':>3}{'t':>3}  {'server':<14}{'req/s':>9}{'p50 ms':>9}"
+        f"{'p99 ms':>9}{'errors':>8}{'non-2xx':>8}{'ours/ref':>10}"
+        "   cpu srv/pg/redis/wrk/other"
     )
     print(header)
     print("-" * len(header))
-    for row in rows:
-        for server in ("ref", "ours"):
-            run = row[server]
-            if run is None:
-                continue
-            cpu = run["cpu_cores"]
-            shown_ratio = fmt(row["ratio"], "{:.2f}x") if server == "ours" else ""
-            print(
-                f"{row['workload']:<14}{row['connections']:>3}{row['wrk_threads']:>3}  "
-                f"{server:<5}{run['rps']:>9.1f}{run['p50_ms']:>9.1f}{run['p99_ms']:>9.1f}"
-                f"{run['errors']:>8}{shown_ratio:>10}   {cpu['server']:.2f}/"
-                f"{cpu['postgres']:.2f}/{cpu['wrk']:.2f}/{cpu['other']:.2f}"
-            )
+    for row, server, run in each_run(rows):
+        cpu = run["cpu_cores"]
+        shown_ratio = fmt(row["ratio"], "{:.2f}x") if server == "ours" else ""
+        print(
+            f"{row['workload']:<14}{row['connections']:>3}{row['wrk_threads']:>3}  "
+            f"{server:<14}{run['rps']:>9.1f}{run['p50_ms']:>9.1f}{run['p99_ms']:>9.1f}"
+            f"{run['errors']:>8}{run.get('non_2xx', '-'):>8}{shown_ratio:>10}   "
+            f"{cpu['server']:.2f}/{cpu['postgres']:.2f}/{cpu.get('redis', 0):.2f}/"
+            f"{cpu['wrk']:.2f}/{cpu['other']:.2f}"
+        )
+    for line in comparison_tables(rows, config):
+        print(line)
     if pgbench:
         print()
         for form, result in pgbench["forms"].items():
@@ -269,6 +184,7 @@ def print_table(rows: list[dict], pgbench: dict | None, checks: list[str]) -> No
                 f"{result['tps']:.1f} tps (p50 {result['p50_ms']:.1f} ms, "
                 f"p99 {result['p99_ms']:.1f} ms)"
             )
+    print()
     for check in checks:
         print(f"  * {check}")
 
@@ -277,13 +193,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path)
     parser.add_argument("--db-url", default=None)
+    parser.add_argument("--server-logs", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
 
     runs, pgbench, config = load(args.results)
     rows = table_rows(runs)
     checks = target_checks(rows, pgbench)
+    if args.server_logs:
+        checks += log_checks(server_log_statuses(args.server_logs))
     facts = machine_facts(args.db_url)
-    print_table(rows, pgbench, checks)
+    print_table(rows, pgbench, config, checks)
     (args.results / "summary.md").write_text(
         render_markdown(rows, pgbench, facts, config, checks)
     )

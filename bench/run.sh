@@ -5,53 +5,93 @@
 # What one run does (docs/performance.md explains the method and the figures):
 #   1. installs wrk from Debian if it is missing (loudly), and the reference
 #      server from PyPI into the git-ignored .venv-bench-ref if it is missing;
+#      checks that Redis answers at $BENCH_REDIS_URL (exits, saying so, if not);
 #   2. creates a fresh PostgreSQL database ($BENCH_DB, dropped first if it
 #      exists), migrates ours into it, mints a '*:admin' token;
 #   3. starts ours the way production runs it (gunicorn + gunicorn.conf.py,
-#      settings.production, DEBUG off, auth on, connection pool on) and the
-#      reference (clean environment, its embedded SQLite under var/bench/RUN,
-#      auth disabled), both on 127.0.0.1 only;
-#   4. runs every workload at every concurrency against both (bench/drive.py),
-#      one extra run with two wrk threads to show wrk is not the bottleneck, and
-#      pgbench with the capture transaction's shape (bench/pgbench.py);
-#   5. the scale phase (ours only, bench/scale.py): seeds one scope with
+#      settings.production, DEBUG off, auth on, connection pool on, rate limits
+#      on and shared through Redis - configured explicitly, at $BENCH_LIMIT_RATE
+#      for writes and reads, so they are checked on every request but never
+#      refuse one), the reference (clean environment, its embedded SQLite under
+#      var/bench/RUN, auth disabled), and the baseline (below), all on 127.0.0.1;
+#   4. compare phase: runs every workload at every concurrency against ours and
+#      the reference, and new working notes against the baseline, one server
+#      under load at a time (bench/drive.py); one extra run with two wrk threads
+#      to show wrk is not the bottleneck; pgbench with the capture transaction's
+#      shape (bench/pgbench.py);
+#   5. limits phase (spec/limits.md 3): new working notes at c=1 and c=16 with
+#      ours' rate limits on, and again after a restart with every limit 'off',
+#      each pair back to back (on c=1, off c=1, off c=16, on c=16); ours is
+#      restarted with limits on if scale follows;
+#   6. the scale phase (ours only, bench/scale.py): seeds one scope with
 #      manage.py seed_sources in stages (10k, then 1M Sources), VACUUM ANALYZE,
 #      records the query plans (bench/explain.py) and measures every read and
 #      write at each stage, then compares the stages;
-#   6. prints the tables (bench/report.py, scale.py report) and writes
-#      bench/results/RUN/;
-#   7. stops everything it started, by recorded PID (trap on EXIT).
+#   7. prints the tables and target checks (bench/report.py, scale.py report)
+#      and writes bench/results/RUN/;
+#   8. stops everything it started, by recorded PID, and removes the baseline's
+#      worktree (trap on EXIT).
 #
-# Knobs (environment): BENCH_PHASES ("compare scale"), BENCH_SECONDS (15),
-# BENCH_WARMUP (3s), BENCH_CONNECTIONS
-# ("1 16"), BENCH_WORKLOADS ("working_notes replays content scope_get"),
-# BENCH_OURS_WORKLOADS (a subset for ours; default all), BENCH_SERVERS
-# ("ref ours"), BENCH_OUR_PORT (18801),
-# BENCH_REF_PORT (18802), BENCH_SCALE_SIZES ("10000 1000000": Sources in the scope
-# at each stage, increasing), BENCH_SCALE_SECONDS (10), BENCH_SCALE_CONNECTIONS
-# ("1 16"), BENCH_SCALE_OPERATIONS (default all, see bench/scale.py), BENCH_PG (postgres://postgres@127.0.0.1:5432),
-# BENCH_DB (pc_bench_run), BENCH_MAINT_DB (postgres: an existing database to
-# connect to while creating BENCH_DB), BENCH_QUIET_PATIENCE (30: seconds each run
-# waits for other processes to leave the CPUs), and for ours POWERCONTEXT_WORKERS,
-# POWERCONTEXT_THREADS, POWERCONTEXT_MAX_REQUESTS, POWERCONTEXT_DB_POOL and
-# POWERCONTEXT_DB_POOL_MIN/_MAX.
+# The baseline is this service at BENCH_BASELINE_REV (default 6a02b6a, the commit
+# before issue 11's re-cut): checked out with `git worktree add --detach` under
+# var/bench/RUN/baseline, migrated into its own fresh database ($BENCH_BASE_DB),
+# started with the same gunicorn and production settings (and the same rate-limit
+# settings) from this checkout's .venv through bench/isolated.py, which keeps this
+# checkout's editable install from supplying modules the old revision lacks.
+#
+# Phases: BENCH_PHASES ("compare limits scale"). `compare` brings `limits` along
+# whenever it measures ours: issue 11's acceptance command is BENCH_PHASES=compare
+# make bench, and its report includes the limits check. `scale` alone measures
+# ours with limits on.
+#
+# Knobs (environment): BENCH_PHASES, BENCH_SECONDS (15), BENCH_WARMUP (3s),
+# BENCH_CONNECTIONS ("1 16"), BENCH_WORKLOADS ("working_notes replays content
+# scope_get"), BENCH_OURS_WORKLOADS (a subset for ours; default all),
+# BENCH_SERVERS ("ref baseline ours"), BENCH_OUR_PORT (18801), BENCH_REF_PORT
+# (18802), BENCH_BASE_PORT (18803), BENCH_BASELINE_REV (6a02b6a; "none": no
+# baseline), BENCH_BASE_DB ($BENCH_DB"_base"), BENCH_REDIS_URL
+# (redis://127.0.0.1:6379/14), BENCH_LIMIT_RATE (1000000/s: the write and read
+# limits while on), BENCH_SCALE_SIZES ("10000 1000000": Sources in the scope at
+# each stage, increasing), BENCH_SCALE_SECONDS (10), BENCH_SCALE_CONNECTIONS
+# ("1 16"), BENCH_SCALE_OPERATIONS (default all, see bench/scale_requests.py),
+# BENCH_PG (postgres://postgres@127.0.0.1:5432), BENCH_DB (pc_bench_run),
+# BENCH_MAINT_DB (postgres: an existing database to connect to while creating
+# BENCH_DB), BENCH_QUIET_PATIENCE (30: seconds each run waits for other
+# processes to leave the CPUs), and for ours and the baseline
+# POWERCONTEXT_WORKERS, POWERCONTEXT_THREADS, POWERCONTEXT_MAX_REQUESTS,
+# POWERCONTEXT_DB_POOL and POWERCONTEXT_DB_POOL_MIN/_MAX.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-PHASES=${BENCH_PHASES:-"compare scale"}
+PHASES=${BENCH_PHASES:-"compare limits scale"}
 SECONDS_PER_RUN=${BENCH_SECONDS:-15}
 WARMUP=${BENCH_WARMUP:-3s}
 CONNECTIONS=${BENCH_CONNECTIONS:-"1 16"}
 WORKLOADS=${BENCH_WORKLOADS:-"working_notes replays content scope_get"}
-SERVERS=${BENCH_SERVERS:-"ref ours"}
+BASE_REV=${BENCH_BASELINE_REV:-6a02b6a}
+SERVERS=${BENCH_SERVERS:-"ref baseline ours"}
 [[ " $PHASES " == *" compare "* ]] || SERVERS=ours
+[ "$BASE_REV" = none ] && SERVERS=${SERVERS//baseline/}
+# `compare` brings `limits` along whenever it measures ours (see above).
+if [[ " $PHASES " == *" compare "* && " $PHASES " != *" limits "* && " $SERVERS " == *" ours "* ]]; then
+  PHASES="$PHASES limits"
+fi
+NEED_OURS=no
+if [[ " $SERVERS " == *" ours "* || " $PHASES " == *" limits "* || " $PHASES " == *" scale "* ]]; then
+  NEED_OURS=yes
+fi
+LIMIT_CONNECTIONS="1 16"
 SCALE_SIZES=${BENCH_SCALE_SIZES:-"10000 1000000"}
 OURS_WORKLOADS=${BENCH_OURS_WORKLOADS:-$WORKLOADS}
 OUR_PORT=${BENCH_OUR_PORT:-18801}
 REF_PORT=${BENCH_REF_PORT:-18802}
+BASE_PORT=${BENCH_BASE_PORT:-18803}
 PG=${BENCH_PG:-postgres://postgres@127.0.0.1:5432}
 DB=${BENCH_DB:-pc_bench_run}
+BASE_DB=${BENCH_BASE_DB:-${DB}_base}
+REDIS_URL=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
+LIMIT_RATE=${BENCH_LIMIT_RATE:-1000000/s}
 MAINT_DB=${BENCH_MAINT_DB:-postgres}
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 REF_VENV=$ROOT/.venv-bench-ref
@@ -62,24 +102,42 @@ RESULTS=$ROOT/bench/results/$RUN_ID
 STATE=$ROOT/var/bench/$RUN_ID
 OUR_URL=http://127.0.0.1:$OUR_PORT
 REF_URL=http://127.0.0.1:$REF_PORT
+BASE_URL=http://127.0.0.1:$BASE_PORT
+BASE_DIR=$STATE/baseline
+BASE_SHA=""
+BASE_WORKTREE=""  # set once the baseline's worktree exists; removed on exit
 STARTED_PIDS=()
 
 say() { echo ">>> bench: $*" >&2; }
 
+stop_pid() {
+  local pid=$1
+  kill -0 "$pid" 2>/dev/null || return 0
+  say "stopping pid $pid"
+  kill -TERM "$pid"
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+  if kill -0 "$pid" 2>/dev/null; then
+    say "pid $pid ignored SIGTERM for 15 s; sending SIGKILL"
+    kill -KILL "$pid"
+  fi
+}
+
 stop_started() {
   local pid
-  for pid in "${STARTED_PIDS[@]}"; do
-    kill -0 "$pid" 2>/dev/null || continue
-    say "stopping pid $pid"
-    kill -TERM "$pid"
-    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "pid $pid ignored SIGTERM for 15 s; sending SIGKILL"
-      kill -KILL "$pid"
-    fi
-  done
+  for pid in "${STARTED_PIDS[@]}"; do stop_pid "$pid"; done
 }
-trap stop_started EXIT
+
+cleanup() {
+  stop_started
+  STARTED_PIDS=()
+  if [ -n "$BASE_WORKTREE" ]; then
+    say "removing the baseline's worktree $BASE_WORKTREE"
+    git -C "$ROOT" worktree remove --force "$BASE_WORKTREE" ||
+      say "could not remove $BASE_WORKTREE; remove it with git worktree remove --force"
+    BASE_WORKTREE=""
+  fi
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 ensure_wrk() {
@@ -102,9 +160,18 @@ ensure_reference() {
   touch "$REF_VENV/.installed"
 }
 
+ensure_redis() {  # ours counts its rate limits in Redis; without it they fail open
+  "$ROOT/.venv/bin/python" bench/redisstats.py "$REDIS_URL" && return 0
+  say "************************************************************"
+  say "no Redis answers at $REDIS_URL: the bench runs ours with its rate limits"
+  say "in Redis. Start one, or point BENCH_REDIS_URL at one (redis://HOST:PORT/DB)."
+  say "************************************************************"
+  exit 1
+}
+
 port_free() {
   if curl -s --noproxy '*' -o /dev/null --max-time 2 "http://127.0.0.1:$1/"; then
-    say "port $1 already answers; choose another (BENCH_OUR_PORT / BENCH_REF_PORT)"
+    say "port $1 already answers; choose another (BENCH_OUR_PORT / _REF_PORT / _BASE_PORT)"
     exit 1
   fi
 }
@@ -121,38 +188,121 @@ wait_for() {  # wait_for URL PID LOG: until URL answers 200, or the process dies
 }
 
 # --- our service, production settings -------------------------------------------
-OUR_ENV=(
+# Rate limits on, through Redis, high enough never to refuse: the bench measures
+# what checking them costs. The limits phase appends LIMITS_OFF (the last wins).
+LIMITS_ON=(
+  POWERCONTEXT_CACHE_URL="$REDIS_URL"
+  POWERCONTEXT_RATE_LIMIT_WRITE="$LIMIT_RATE"
+  POWERCONTEXT_RATE_LIMIT_READ="$LIMIT_RATE"
+  POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES=30/min
+)
+LIMITS_OFF=(
+  POWERCONTEXT_RATE_LIMIT_WRITE=off
+  POWERCONTEXT_RATE_LIMIT_READ=off
+  POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES=off
+)
+SECRET_KEY=$("$ROOT/.venv/bin/python" -c 'import secrets; print(secrets.token_urlsafe(50))')
+COMMON_ENV=(
   env -i PATH=/usr/bin:/bin HOME="$STATE" LANG=C.UTF-8
   POWERCONTEXT_ENV_FILE=  # this configuration only, never a developer's .env
   DJANGO_SETTINGS_MODULE=powercontext.settings.production
   DJANGO_SECURE_SSL_REDIRECT=false
   DJANGO_ALLOWED_HOSTS=127.0.0.1
+  DJANGO_SECRET_KEY="$SECRET_KEY"
+  "${LIMITS_ON[@]}"
+)
+for knob in POWERCONTEXT_WORKERS POWERCONTEXT_THREADS POWERCONTEXT_MAX_REQUESTS \
+            POWERCONTEXT_DB_POOL POWERCONTEXT_DB_POOL_MIN POWERCONTEXT_DB_POOL_MAX; do
+  if [ -n "${!knob:-}" ]; then COMMON_ENV+=("$knob=${!knob}"); fi
+done
+OUR_ENV=(
+  "${COMMON_ENV[@]}"
   DATABASE_URL="$PG/$DB"
   DJANGO_STATIC_ROOT="$STATE/static"
   POWERCONTEXT_BIND="127.0.0.1:$OUR_PORT"
 )
-for knob in POWERCONTEXT_WORKERS POWERCONTEXT_THREADS POWERCONTEXT_MAX_REQUESTS \
-            POWERCONTEXT_DB_POOL POWERCONTEXT_DB_POOL_MIN POWERCONTEXT_DB_POOL_MAX; do
-  if [ -n "${!knob:-}" ]; then OUR_ENV+=("$knob=${!knob}"); fi
-done
 
-start_ours() {
-  say "creating database $DB (dropped first if it exists) and migrating"
+fresh_database() {  # fresh_database NAME: dropped first if it exists
   psql -X -q -v ON_ERROR_STOP=1 "$PG/$MAINT_DB" \
-    -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB" >/dev/null
-  OUR_ENV+=(DJANGO_SECRET_KEY="$("$ROOT/.venv/bin/python" -c \
-    'import secrets; print(secrets.token_urlsafe(50))')")
+    -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1" >/dev/null
+}
+
+prepare_ours() {
+  say "creating database $DB (dropped first if it exists) and migrating"
+  fresh_database "$DB"
   "${OUR_ENV[@]}" "$ROOT/.venv/bin/python" manage.py migrate --noinput -v 0
   "${OUR_ENV[@]}" "$ROOT/.venv/bin/python" manage.py collectstatic --noinput -v 0
   OUR_TOKEN=$("${OUR_ENV[@]}" "$ROOT/.venv/bin/python" manage.py createtoken \
     --name bench --grant '*:admin' 2>/dev/null | tail -n 1)
+}
+
+start_ours() {  # start_ours on|off LOG-NAME: rate limits on (Redis) or off
+  local limits=()
+  [ "$1" = off ] && limits=("${LIMITS_OFF[@]}")
   port_free "$OUR_PORT"
-  "${OUR_ENV[@]}" "$ROOT/.venv/bin/gunicorn" -c "$ROOT/gunicorn.conf.py" powercontext.wsgi:application \
-    >"$STATE/ours.log" 2>&1 &
+  "${OUR_ENV[@]}" "${limits[@]}" "$ROOT/.venv/bin/gunicorn" -c "$ROOT/gunicorn.conf.py" \
+    powercontext.wsgi:application >"$STATE/$2.log" 2>&1 &
   OUR_PID=$!  # env execs gunicorn: this is the master's PID
   STARTED_PIDS+=("$OUR_PID")
-  wait_for "$OUR_URL/health/ready" "$OUR_PID" "$STATE/ours.log"
-  say "ours: gunicorn pid $OUR_PID on $OUR_URL ($(pgrep -P "$OUR_PID" | wc -l) workers)"
+  wait_for "$OUR_URL/health/ready" "$OUR_PID" "$STATE/$2.log"
+  say "ours (rate limits $1): gunicorn pid $OUR_PID on $OUR_URL" \
+    "($(pgrep -P "$OUR_PID" | wc -l) workers), log $2.log"
+}
+
+restart_ours() {  # restart_ours on|off LOG-NAME
+  local pid kept=()
+  stop_pid "$OUR_PID"
+  # Forget the stopped PID: the system may give it to someone else's process.
+  for pid in "${STARTED_PIDS[@]}"; do [ "$pid" = "$OUR_PID" ] || kept+=("$pid"); done
+  STARTED_PIDS=("${kept[@]}")
+  start_ours "$@"
+}
+
+# --- the baseline: this service at BENCH_BASELINE_REV, the same settings ----------
+BASE_ENV=(
+  "${COMMON_ENV[@]}"
+  DATABASE_URL="$PG/$BASE_DB"
+  DJANGO_STATIC_ROOT="$STATE/baseline-static"
+  POWERCONTEXT_BIND="127.0.0.1:$BASE_PORT"
+)
+
+in_baseline() {  # in_baseline PROGRAM ARGS...: run on the baseline's code only
+  (cd "$BASE_DIR" && exec "${BASE_ENV[@]}" "$ROOT/.venv/bin/python" \
+    "$ROOT/bench/isolated.py" "$@")
+}
+
+start_baseline() {
+  BASE_SHA=$(git -C "$ROOT" rev-parse --verify --quiet "$BASE_REV^{commit}") ||
+    { say "BENCH_BASELINE_REV=$BASE_REV is not a revision of this repository"; exit 1; }
+  say "baseline: checking out $BASE_REV ($BASE_SHA) in $BASE_DIR"
+  git -C "$ROOT" worktree add --quiet --detach "$BASE_DIR" "$BASE_SHA"
+  BASE_WORKTREE=$BASE_DIR
+  local imported
+  imported=$(in_baseline manage.py shell -c 'import powercontext; print(powercontext.__file__)' 2>"$STATE/baseline-setup.log" | tail -n 1) ||
+    { say "the baseline does not load with $ROOT/.venv; see $STATE/baseline-setup.log"; exit 1; }
+  if [[ "$imported" != "$BASE_DIR/"* ]]; then
+    say "the baseline imported powercontext from $imported, not from $BASE_DIR"; exit 1
+  fi
+  say "creating database $BASE_DB (dropped first if it exists) and migrating the baseline"
+  fresh_database "$BASE_DB"
+  in_baseline manage.py migrate --noinput -v 0 >>"$STATE/baseline-setup.log" 2>&1 ||
+    { say "migrating the baseline failed; see $STATE/baseline-setup.log"; exit 1; }
+  in_baseline manage.py collectstatic --noinput -v 0 >>"$STATE/baseline-setup.log" 2>&1
+  BASE_TOKEN=$(in_baseline manage.py createtoken --name bench --grant '*:admin' \
+    2>>"$STATE/baseline-setup.log" | tail -n 1)
+  port_free "$BASE_PORT"
+  # Its own gunicorn.conf.py, named with -c and read in its own directory: an older
+  # revision found it in the working directory, a newer one insists on -c.
+  (
+    cd "$BASE_DIR"
+    exec "${BASE_ENV[@]}" "$ROOT/.venv/bin/python" "$ROOT/bench/isolated.py" \
+      "$ROOT/.venv/bin/gunicorn" -c "$BASE_DIR/gunicorn.conf.py" \
+      powercontext.wsgi:application
+  ) >"$STATE/baseline.log" 2>&1 &
+  BASE_PID=$!  # the subshell execs env, env execs python, which runs gunicorn
+  STARTED_PIDS+=("$BASE_PID")
+  wait_for "$BASE_URL/health/ready" "$BASE_PID" "$STATE/baseline.log"
+  say "baseline: gunicorn pid $BASE_PID on $BASE_URL ($(pgrep -P "$BASE_PID" | wc -l) workers)"
 }
 
 start_reference() {
@@ -176,22 +326,32 @@ start_reference() {
 
 drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS
   local url=$OUR_URL token=${OUR_TOKEN:-} pid=${OUR_PID:-}
-  if [ "$1" = ref ]; then url=$REF_URL token="" pid=$REF_PID; fi
+  case $1 in
+    ref) url=$REF_URL token="" pid=$REF_PID ;;
+    baseline) url=$BASE_URL token=$BASE_TOKEN pid=$BASE_PID ;;
+  esac
+  # Every run counts Redis's CPU as its own group, and the scripts Redis ran.
   "$ROOT/.venv/bin/python" bench/drive.py --server "$1" --base-url "$url" \
     --token "$token" --server-pid "$pid" --workload "$2" --connections "$3" \
     --threads "$4" --duration "${SECONDS_PER_RUN}s" --warmup "$WARMUP" \
-    --quiet-patience "${BENCH_QUIET_PATIENCE:-30}" \
+    --quiet-patience "${BENCH_QUIET_PATIENCE:-30}" --redis-url "$REDIS_URL" \
     --out "$RESULTS/run-$1-$2-c$3-t$4.json"
 }
 
 mkdir -p "$RESULTS" "$STATE"
 ensure_wrk
+[[ $NEED_OURS = yes || " $SERVERS " == *" baseline "* ]] && ensure_redis
 [[ " $SERVERS " == *" ref "* ]] && ensure_reference
-[[ " $SERVERS " == *" ours "* ]] && start_ours
+if [ $NEED_OURS = yes ]; then prepare_ours; start_ours on ours; fi
 [[ " $SERVERS " == *" ref "* ]] && start_reference
+[[ " $SERVERS " == *" baseline "* ]] && start_baseline
+BASE_DESC="not run"
+[ -n "$BASE_SHA" ] && BASE_DESC="${BASE_SHA:0:12} (BENCH_BASELINE_REV=$BASE_REV), its own database, the same settings"
 cat >"$RESULTS/config.json" <<EOF
 {"seconds_per_run": $SECONDS_PER_RUN, "warmup": "$WARMUP",
  "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-3}, max_requests=${POWERCONTEXT_MAX_REQUESTS:-gunicorn.conf.py}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
+ "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL; ours_limits_off: off",
+ "baseline": "$BASE_DESC",
  "reference": "$REF_SPEC, SQLite, access mode disabled"}
 EOF
 
@@ -204,6 +364,10 @@ compare_phase() {
         if [ "$server" = ours ] && [[ " $OURS_WORKLOADS " != *" $workload "* ]]; then
           continue
         fi
+        # The baseline answers one question: our CPU per new working note before.
+        if [ "$server" = baseline ] && [ "$workload" != working_notes ]; then
+          continue
+        fi
         drive "$server" "$workload" "$connections" 1
       done
     done
@@ -212,11 +376,30 @@ compare_phase() {
   # would be higher (the CPU column shows wrk's own share as well).
   local check_workload=working_notes
   [[ " $SERVERS " == *" ours "* ]] && check_workload=${OURS_WORKLOADS%% *}
-  for server in $SERVERS; do drive "$server" "$check_workload" 16 2; done
+  for server in $SERVERS; do
+    if [ "$server" != baseline ]; then drive "$server" "$check_workload" 16 2; fi
+  done
 
   if [[ " $SERVERS " == *" ours "* ]]; then
     "$ROOT/.venv/bin/python" bench/pgbench.py --db-url "$PG/$DB" --clients 16 \
       --duration "$SECONDS_PER_RUN" --out "$RESULTS/pgbench.json"
+  fi
+}
+
+limits_phase() {  # new notes with rate limits on (Redis) and off (spec/limits.md 3)
+  # Each concurrency is measured on and off back to back, alternating which comes
+  # first (on c=1, off c=1, off c=16, on c=16): two restarts, and no pair is split
+  # by minutes of other runs while the machine's other load comes and goes.
+  local connections mode=on
+  say "limits phase: new working notes at c=[$LIMIT_CONNECTIONS], rate limits on and off"
+  for connections in $LIMIT_CONNECTIONS; do
+    drive "ours_limits_$mode" working_notes "$connections" 1
+    if [ $mode = on ]; then mode=off; else mode=on; fi
+    restart_ours $mode "ours-limits-$mode-c$connections"
+    drive "ours_limits_$mode" working_notes "$connections" 1
+  done
+  if [ $mode = off ] && [[ " $PHASES " == *" scale "* ]]; then
+    restart_ours on ours-scale
   fi
 }
 
@@ -237,6 +420,7 @@ scale_phase() {  # one scope, grown stage by stage; every operation at each stag
       >"$RESULTS/plans-$size.md" 2>"$STATE/explain-$size.log"
     "$ROOT/.venv/bin/python" bench/scale.py measure --stage "$size" \
       --base-url "$OUR_URL" --token "$OUR_TOKEN" --server-pid "$OUR_PID" \
+      --redis-url "$REDIS_URL" \
       --db-url "$PG/$DB" --scope "$scope" --out-dir "$RESULTS" \
       --connections "${BENCH_SCALE_CONNECTIONS:-1 16}" \
       --duration "${BENCH_SCALE_SECONDS:-10}s" \
@@ -246,12 +430,13 @@ scale_phase() {  # one scope, grown stage by stage; every operation at each stag
 }
 
 [[ " $PHASES " == *" compare "* ]] && compare_phase
+[[ " $PHASES " == *" limits "* ]] && limits_phase
 [[ " $PHASES " == *" scale "* ]] && scale_phase
 
-stop_started
-STARTED_PIDS=()
-if [[ " $PHASES " == *" compare "* ]]; then
-  "$ROOT/.venv/bin/python" bench/report.py "$RESULTS" --db-url "$PG/$MAINT_DB"
+cleanup
+if [[ " $PHASES " == *" compare "* || " $PHASES " == *" limits "* ]]; then
+  "$ROOT/.venv/bin/python" bench/report.py "$RESULTS" --db-url "$PG/$MAINT_DB" \
+    --server-logs "$STATE"
 fi
 if [[ " $PHASES " == *" scale "* ]]; then
   "$ROOT/.venv/bin/python" bench/scale.py report "$RESULTS"

@@ -1,0 +1,281 @@
+"""The target checks of one `make bench` run, as lines of text.
+
+Each check names what was measured, the target, and "met" or "NOT met"; other
+lines flag a run that cannot be trusted as it stands (errors, responses that were
+not 2xx - a 429 means the rate limits throttled the bench - or other processes
+using the CPUs). bench/report.py prints them after its tables.
+
+Servers (the ``server`` label of bench/drive.py's records): ``ref`` the reference
+1.4.1, ``ours`` this service with rate limits on through Redis, ``baseline`` this
+service at BENCH_BASELINE_REV (before issue 11's re-cut); the limits phase's pairs,
+run back to back, are ``ours_limits_on`` and ``ours_limits_off`` (the same server
+restarted with every limit off).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# Server labels, in the order tables show them.
+SERVERS = ("ref", "baseline", "ours", "ours_limits_on", "ours_limits_off")
+# Servers whose rate limits are on, in Redis: about one script per request.
+LIMITS_ON = ("ours", "ours_limits_on")
+# Issue 11: new working notes at 16 connections against the reference.
+TARGET_RATIO = 12.0
+# Issue 11: ours' c=1 p50 at most this fraction of the reference's c=1 p50.
+TARGET_P50_C1_FRACTION = 1 / 8
+# Issue 11: in-process CPU per new note at least this much lower than the baseline.
+TARGET_CPU_CUT = 0.30
+TARGET_PGBENCH_FRACTION = 0.30
+TARGET_P99_MS = 50.0
+# spec/limits.md 3: throughput with limits on within 10% of limits off.
+TARGET_LIMITS_COST = 0.10
+# A run during which other processes used more than this many cores is flagged.
+NOISY_CORES = 0.2
+# A request line of the service's log: "POST /v1/... 202 3.1ms principal=bench".
+LOG_LINE = re.compile(r" [A-Z]+ \S+ (\d{3}) [0-9.]+ms principal=")
+
+
+def find(rows: list[dict], workload: str, connections: int) -> dict | None:
+    """The one-wrk-thread row of ``workload`` at ``connections``."""
+    return next(
+        (
+            row
+            for row in rows
+            if row["workload"] == workload
+            and row["connections"] == connections
+            and row["wrk_threads"] == 1
+        ),
+        None,
+    )
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def server_cpu(run: dict) -> float:
+    return run["cpu_ms_per_request"]["server"]
+
+
+def inconclusive(row: dict, servers: tuple[str, ...]) -> str:
+    """A note for a check whose runs shared the CPUs with other processes."""
+    noisy = [
+        f"{server} ran with {row[server]['cpu_cores']['other']:.2f} cores of other load"
+        for server in servers
+        if row[server] and row[server]["cpu_cores"]["other"] > NOISY_CORES
+    ]
+    return f" - inconclusive, {' and '.join(noisy)}" if noisy else ""
+
+
+def change(cut: float) -> str:
+    return f"{cut:.0%} lower" if cut >= 0 else f"{-cut:.0%} higher"
+
+
+def target_checks(rows: list[dict], pgbench: dict | None) -> list[str]:
+    checks = []
+    notes = find(rows, "working_notes", 16)
+    if notes and notes["ours"]:
+        checks += reference_checks(rows, notes)
+        checks += capture_checks(rows, notes["ours"], pgbench)
+    elif pgbench and notes and notes["ref"]:
+        checks.append(
+            f"reference new working notes c=16: {notes['ref']['rps']:.1f} req/s = "
+            f"{notes['ref']['rps'] / pgbench['tps']:.1%} of pgbench's "
+            f"{pgbench['tps']:.0f} tps (its own SQLite, shown for scale)"
+        )
+    checks += baseline_checks(rows)
+    checks += limits_checks(rows)
+    checks += run_flags(rows)
+    return checks
+
+
+def reference_checks(rows: list[dict], notes: dict) -> list[str]:
+    """New notes at c=16 against the reference's, and c=1 p50 against its p50."""
+    checks = []
+    if notes["ratio"] is not None:
+        checks.append(
+            f"new working notes c=16: {notes['ratio']:.2f}x the reference "
+            f"(target >= {TARGET_RATIO:g}x): {verdict(notes['ratio'] >= TARGET_RATIO)}"
+            + inconclusive(notes, ("ref", "ours"))
+        )
+    single = find(rows, "working_notes", 1)
+    if single and single["ours"] and single["ref"]:
+        ours, ref = single["ours"]["p50_ms"], single["ref"]["p50_ms"]
+        limit = ref * TARGET_P50_C1_FRACTION
+        checks.append(
+            f"new working notes c=1: p50 {ours:.2f} ms vs the reference's "
+            f"{ref:.2f} ms = 1/{ref / ours if ours else float('inf'):.1f} "
+            f"(target <= 1/{1 / TARGET_P50_C1_FRACTION:g}, {limit:.2f} ms): "
+            f"{verdict(ours <= limit)}" + inconclusive(single, ("ref", "ours"))
+        )
+    return checks
+
+
+def capture_checks(rows: list[dict], ours: dict, pgbench: dict | None) -> list[str]:
+    """New notes at c=16 against pgbench, their p99, and replays against them."""
+    checks = []
+    if pgbench:
+        fraction = ours["rps"] / pgbench["tps"]
+        checks.append(
+            f"new working notes c=16: {fraction:.1%} of pgbench's "
+            f"{pgbench['tps']:.0f} tps, its {pgbench['form']} form "
+            f"(target >= {TARGET_PGBENCH_FRACTION:.0%}): "
+            f"{verdict(fraction >= TARGET_PGBENCH_FRACTION)}"
+        )
+        best = pgbench["forms"][pgbench["best_form"]]
+        if pgbench["best_form"] != pgbench["form"]:
+            checks.append(
+                f"new working notes c=16: {ours['rps'] / best['tps']:.1%} of the "
+                f"best form ({pgbench['best_form']}, {best['tps']:.0f} tps)"
+            )
+    checks.append(
+        f"new working notes c=16: p99 {ours['p99_ms']:.1f} ms "
+        f"(target <= {TARGET_P99_MS:g} ms): {verdict(ours['p99_ms'] <= TARGET_P99_MS)}"
+    )
+    replays = find(rows, "replays", 16)
+    if replays and replays["ours"]:
+        checks.append(
+            f"replays c=16: {replays['ours']['rps']:.1f} req/s vs first captures "
+            f"{ours['rps']:.1f} req/s (target: at least as fast): "
+            f"{verdict(replays['ours']['rps'] >= ours['rps'])}"
+        )
+    return checks
+
+
+def baseline_checks(rows: list[dict]) -> list[str]:
+    """Our server's CPU per new note against the baseline revision's, at c=16
+    (c=1 shown beside it: at low load idle threads weigh on the figure)."""
+    notes = find(rows, "working_notes", 16)
+    if not notes or not notes["ours"] or not notes["baseline"]:
+        return []
+    ours, base = server_cpu(notes["ours"]), server_cpu(notes["baseline"])
+    cut = 1 - ours / base if base else 0.0
+    single = find(rows, "working_notes", 1)
+    beside = ""
+    if single and single["ours"] and single["baseline"]:
+        one_ours, one_base = server_cpu(single["ours"]), server_cpu(single["baseline"])
+        one_cut = 1 - one_ours / one_base if one_base else 0.0
+        beside = f"; c=1: {one_ours:.2f} vs {one_base:.2f} ms, {change(one_cut)}"
+    if notes["ours_limits_off"]:
+        off = server_cpu(notes["ours_limits_off"])
+        beside += f"; ours with limits off {off:.2f} ms"
+    return [
+        f"CPU per new note >= {TARGET_CPU_CUT:.0%} lower than baseline: our server "
+        f"{ours:.2f} ms vs the baseline's {base:.2f} ms per note at c=16, "
+        f"{change(cut)} (server process tree, bench CPU accounting{beside}): "
+        f"{verdict(cut >= TARGET_CPU_CUT)}" + inconclusive(notes, ("baseline", "ours"))
+    ]
+
+
+def limits_checks(rows: list[dict]) -> list[str]:
+    """Limits on (Redis) against off, each pair run back to back: req/s at c=16
+    (c=1 shown too) and CPU per request of our server and Redis."""
+    checks = []
+    for connections in (16, 1):
+        row = find(rows, "working_notes", connections)
+        if not row or not row["ours_limits_on"] or not row["ours_limits_off"]:
+            continue
+        on, off = row["ours_limits_on"], row["ours_limits_off"]
+        ratio = on["rps"] / off["rps"] if off["rps"] else 0.0
+        on_cpu = server_cpu(on) + on["cpu_ms_per_request"]["redis"]
+        off_cpu = server_cpu(off) + off["cpu_ms_per_request"]["redis"]
+        target = (
+            f"(target >= {1 - TARGET_LIMITS_COST:.0%}): "
+            f"{verdict(ratio >= 1 - TARGET_LIMITS_COST)}"
+            + inconclusive(row, ("ours_limits_on", "ours_limits_off"))
+            if connections == 16
+            else "(shown)"
+        )
+        checks.append(
+            f"limits on within {TARGET_LIMITS_COST:.0%} of off, new notes "
+            f"c={connections}: {on['rps']:.1f} vs {off['rps']:.1f} req/s = "
+            f"{ratio:.1%}; CPU ms/req server+redis {on_cpu:.2f} vs {off_cpu:.2f} "
+            f"{target}"
+        )
+    return checks
+
+
+def run_flags(rows: list[dict]) -> list[str]:
+    """Every run's flags (``flags_of``), then the not-2xx total over all runs."""
+    flags = []
+    for row in rows:
+        for server in SERVERS:
+            if row[server]:
+                name = f"{server} {row['workload']} c={row['connections']}"
+                if row["wrk_threads"] != 1:
+                    name += f" wrk -t{row['wrk_threads']}"
+                flags += flags_of(name, server, row[server])
+    counted = [
+        run
+        for row in rows
+        for server in SERVERS
+        if (run := row[server]) and "non_2xx" in run
+    ]
+    if counted:
+        not_2xx = sum(run["non_2xx"] + run["warmup_non_2xx"] for run in counted)
+        throttled = sum(
+            run["rate_limited"] + run["warmup_statuses"].get("429", 0)
+            for run in counted
+        )
+        flags.append(
+            f"responses not 2xx in all {len(counted)} runs, warm-ups included: "
+            f"{not_2xx}, of them 429: {throttled}"
+        )
+    return flags
+
+
+def flags_of(name: str, server: str, run: dict) -> list[str]:
+    """A run with errors, with any response not 2xx (429: throttled), with limits
+    on but fewer Redis scripts than requests, or on a busy machine."""
+    flags = []
+    if run["errors"]:
+        flags.append(
+            f"{name}: {run['errors']} errors, statuses {run['statuses']}, "
+            f"first unexpected body: {run['unexpected_body']}"
+        )
+    if run.get("non_2xx") or run.get("warmup_non_2xx"):
+        flags.append(
+            f"{name}: {run['non_2xx']} responses not 2xx "
+            f"({run['rate_limited']} of them 429) in the measured run, "
+            f"{run['warmup_non_2xx']} in the warm-up; statuses "
+            f"{run['statuses']}, warm-up {run['warmup_statuses']}"
+        )
+    scripts = run.get("redis_scripts")
+    if server in LIMITS_ON and scripts is not None and scripts < run["requests"]:
+        flags.append(
+            f"{name}: Redis ran {scripts} scripts for {run['requests']} requests - "
+            "not every request's limit was checked in Redis (the limiter failed "
+            "open?): the run is not one with limits on"
+        )
+    if run["cpu_cores"]["other"] > NOISY_CORES:
+        flags.append(
+            f"{name}: other processes used {run['cpu_cores']['other']:.2f} cores "
+            "during the run; the machine was not quiet, figures are pessimistic"
+        )
+    return flags
+
+
+def server_log_statuses(state: Path) -> dict[str, dict[str, int]]:
+    """Status counts of the request lines in each server log under ``state``
+    (the service's own log: every request, warm-ups and set-up included)."""
+    tallies = {}
+    for log in sorted(state.glob("*.log")):
+        counts: dict[str, int] = {}
+        with log.open(errors="replace") as lines:
+            for line in lines:
+                match = LOG_LINE.search(line)
+                if match:
+                    counts[match.group(1)] = counts.get(match.group(1), 0) + 1
+        if counts:
+            tallies[log.name] = dict(sorted(counts.items()))
+    return tallies
+
+
+def log_checks(tallies: dict[str, dict[str, int]]) -> list[str]:
+    return [
+        f"server log {name}: statuses {counts}"
+        + (f" - {counts['429']} answered 429" if "429" in counts else "; no 429")
+        for name, counts in tallies.items()
+    ]
