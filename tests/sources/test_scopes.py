@@ -143,6 +143,29 @@ def test_create_schema_errors(api: ApiClient, body: dict, loc: list) -> None:
     assert loc in [e["loc"] for e in error_of(response)["details"]["errors"]]
 
 
+@pytest.mark.parametrize(
+    ("field", "item", "count"),
+    [
+        ("external_references", {"kind": "github", "value": "org/repo"}, 33_000),
+        ("external_references", {"kind": "github", "value": "org/repo"}, 65),
+        ("context_references", "scp_x", 65),
+    ],
+)
+def test_lists_over_their_maximum_are_422_never_a_500(
+    api: ApiClient, field: str, item: object, count: int
+) -> None:
+    """Regression (issue 10): 33,000 external references overflowed a smallint
+    ordinal and answered 500. Every list has a documented maximum of 64."""
+    body = {"title": "t", "summary": "s", "idempotency_key": "k", field: [item] * count}
+
+    response = api.post("/v1/scopes", body)
+
+    assert response.status_code == 422
+    (error,) = error_of(response)["details"]["errors"]
+    assert (error["type"], error["loc"]) == ("too_long", ["body", field])
+    assert not Scope.objects.exists()
+
+
 def test_get_unknown_scope_is_404(api: ApiClient) -> None:
     response = api.get("/v1/scopes/scp_unknown")
 
