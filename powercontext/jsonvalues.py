@@ -86,3 +86,13 @@ def _as_wire_number(match: re.Match[str]) -> str:
     if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         return token
     return repr(float(token))
+
+
+class RawJSON:
+    """A stored JSON text to put into an answer as it is, never decoded and encoded
+    again (the HTTP layer splices it in: ``powercontext.api.responses``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, stored: str) -> None:
+        self.text = wire_json_text(stored)

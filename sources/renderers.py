@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from powercontext.api.responses import RawJSON
+from powercontext.jsonvalues import RawJSON
 from powercontext.text import format_datetime
 
 from .availability import availability_of

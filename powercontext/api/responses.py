@@ -22,21 +22,12 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
-from powercontext.jsonvalues import wire_json_text
+from powercontext.jsonvalues import RawJSON
 
 # Stored text never holds NUL (the API refuses it), so a JSON string literal that
 # starts with an escaped NUL can only be a placeholder this module wrote.
 _PLACEHOLDER = re.compile(r'"\\u0000raw:([0-9]+)"')
 _CHUNK = 256 * 1024
-
-
-class RawJSON:
-    """A JSON text to put into an answer as it is (stored canonical JSON)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, stored: str) -> None:
-        self.text = wire_json_text(stored)
 
 
 def dumps(data: Any) -> str:
