@@ -14,6 +14,8 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	$(VENV)/bin/pip install --quiet -e '.[fast]' || \
+		echo ">>> gunicorn's fast HTTP parser (gunicorn_h1c) could not be built (a C compiler and Python's headers are needed); gunicorn uses its Python parser" >&2
 	touch $@
 
 # The reference client lives in its own environment: its package is also

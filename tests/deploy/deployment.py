@@ -36,16 +36,15 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SQLITE_URL = "sqlite:////var/lib/powercontext/powercontext.sqlite3"
 
 NOT_RUN = {
-    "apt-get install -y python3.11 python3.11-venv git nginx postgresql-client": (
-        "host packages: .ci/run installs what the tests need"
-    ),
+    "apt-get install -y python3.11 python3.11-venv python3.11-dev gcc git nginx "
+    "postgresql-client": ("host packages: .ci/run installs what the tests need"),
     "useradd --system --home-dir /var/lib/powercontext --shell /usr/sbin/nologin "
     "powercontext": "creates a system user",
     "git clone https://git.example.com/powercontext.git /srv/powercontext": (
         "the suite runs in a checkout"
     ),
     "python3.11 -m venv .venv": "make created the suite's .venv with this command",
-    ".venv/bin/pip install -e .": (
+    ".venv/bin/pip install -e '.[fast]'": (
         "make installed the checkout with this command; reinstalling it would "
         "disturb the suite that is running from it"
     ),
