@@ -9,7 +9,9 @@ docs/operations.md for sizing.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -55,9 +57,50 @@ preload_app = False
 accesslog = None  # the application writes one line per request, with its request id
 errorlog = "-"
 loglevel = os.environ.get("POWERCONTEXT_GUNICORN_LOG_LEVEL", "info")
+# gunicorn's own lines (start, workers, signals) as JSON too, unless plain is asked for.
+if os.environ.get("POWERCONTEXT_LOG_FORMAT", "json") == "json":
+    logconfig_dict = {
+        "formatters": {
+            "generic": {
+                "()": "pythonjsonlogger.json.JsonFormatter",
+                "fmt": "%(levelname)s %(name)s %(process)d %(message)s",
+                "rename_fields": {"levelname": "level", "name": "logger"},
+                "timestamp": "time",
+            }
+        }
+    }
 # Only requests from these addresses may mark themselves HTTPS with
 # X-Forwarded-Proto (gunicorn sets wsgi.url_scheme); docs/deploying.md.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+# Metrics: every worker writes its samples into one directory, so a scrape adds up
+# all workers (powercontext/metrics.py). A fresh directory per server, kept across
+# reloads; an operator may name one in PROMETHEUS_MULTIPROC_DIR (emptied at start).
+if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(
+        prefix="powercontext-metrics-"
+    )
+    os.environ["POWERCONTEXT_METRICS_DIR_OWNED"] = "1"  # removed on exit
+
+
+def on_starting(server: object) -> None:
+    """Start the metrics from zero: samples of an earlier server are not ours."""
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server: object, worker: object) -> None:
+    """A dead worker's gauges go; its counters stay in the sums."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined]
+
+
+def on_exit(server: object) -> None:
+    if os.environ.get("POWERCONTEXT_METRICS_DIR_OWNED"):
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
 
 
 def post_fork(server: object, worker: object) -> None:

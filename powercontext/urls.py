@@ -6,12 +6,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularSwaggerView
 
-from powercontext.api import errors, health
+from powercontext.api import errors, health, scrape
 from powercontext.api.openapi import OpenApiDocumentView
 
 urlpatterns = [
     path("health/live", health.LivenessView.as_view(), name="health-live"),
     path("health/ready", health.ReadinessView.as_view(), name="health-ready"),
+    path("metrics", scrape.MetricsView.as_view(), name="metrics"),
     path("openapi.json", OpenApiDocumentView.as_view(), name="openapi"),
     path(
         "docs",

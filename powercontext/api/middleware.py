@@ -18,9 +18,12 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
+from powercontext import metrics
+
 from .errors import as_domain_error, error_response
 from .exceptions import BadRequest, RequestTooLarge, ServerBusy
 from .logging import current_request_id, log_safe
+from .observability import QueryCount, route_of, traceparent_of
 
 REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
 # RFC 9110 8.6: Content-Length = 1*DIGIT, and DIGIT is ASCII 0-9 only.
@@ -49,19 +52,46 @@ class RequestIdMiddleware:
         token = current_request_id.set(request_id)
         started = time.perf_counter()
         try:
-            response = self.get_response(request)
+            with QueryCount().counting() as queries:
+                response = self.get_response(request)
             response[REQUEST_ID_HEADER] = request_id
-            logger.info(
-                "%s %s %s %.1fms principal=%s",
-                log_safe(request.method or "-"),
-                log_safe(request.path),
-                response.status_code,
-                (time.perf_counter() - started) * 1000,
-                log_safe(getattr(request, "principal_name", "-")),
-            )
+            self.request_done(request, response, time.perf_counter() - started, queries)
             return response
         finally:
             current_request_id.reset(token)
+
+    @staticmethod
+    def request_done(
+        request: HttpRequest,
+        response: HttpResponse,
+        seconds: float,
+        queries: QueryCount,
+    ) -> None:
+        """The request line (structured fields for JSON logs) and the metrics."""
+        method, route = log_safe(request.method or "-"), route_of(request)
+        principal = log_safe(getattr(request, "principal_name", "-"))
+        fields = {
+            "method": method,
+            "path": log_safe(request.path),
+            "route": route,
+            "status": response.status_code,
+            "duration_ms": round(seconds * 1000, 1),
+            "principal": principal,
+            "queries": queries.count,
+        }
+        traceparent = traceparent_of(request)
+        if traceparent is not None:
+            fields["traceparent"] = traceparent
+        logger.info(
+            "%s %s %s %.1fms principal=%s",
+            method,
+            fields["path"],
+            response.status_code,
+            fields["duration_ms"],
+            principal,
+            extra=fields,
+        )
+        metrics.request_observed(route, method, response.status_code, seconds)
 
 
 class BodySizeLimitMiddleware:

@@ -30,6 +30,7 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
 
+from powercontext import metrics
 from powercontext.rates import Rate, parse_rate
 
 logger = logging.getLogger("powercontext.ratelimit")
@@ -81,6 +82,7 @@ def limit(bucket: str, rate: Rate | None, *, count: bool = True) -> Decision:
         waited_ms = _local.limit(bucket, rate, count)
     if waited_ms <= 0:
         return ALLOWED
+    metrics.rate_limited(bucket.partition(":")[0])
     return Decision(False, max(1, math.ceil(waited_ms / 1000)))
 
 
@@ -145,6 +147,7 @@ class _RedisLimiter:
 
     def _failed(self, exc: Exception, now: float) -> None:
         self.failures += 1
+        metrics.rate_limit_backend_failed()
         self.down_until = now + REDIS_BACKOFF_SECONDS
         if now - self.last_logged >= LOG_EVERY_SECONDS:
             self.last_logged = now

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "corsheaders",
     "powercontext.access",
     "powercontext.backups",
     "sources",
@@ -45,6 +46,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "powercontext.api.middleware.RequestIdMiddleware",
+    # Before anything that may answer early, so errors carry the CORS headers too.
+    "corsheaders.middleware.CorsMiddleware",
     "powercontext.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -270,6 +273,35 @@ SPECTACULAR_SETTINGS = {
 # --- Security (production.py tightens these) ------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-SECURE_REDIRECT_EXEMPT = [r"^health/"]
+SECURE_REDIRECT_EXEMPT = [r"^health/", r"^metrics$"]
 
-LOGGING = logging_config(env.str("POWERCONTEXT_LOG_LEVEL", default="INFO"))
+# --- CORS: browser hosts (docs/operations.md, "CORS") -------------------------------
+# Origins allowed to call the API from a browser, comma-separated
+# (https://app.example.com); none by default. Preflights need no token.
+CORS_ALLOWED_ORIGINS = env.list("POWERCONTEXT_CORS_ALLOWED_ORIGINS", default=[])
+CORS_URLS_REGEX = r"^/(v1/|mcp/?$)"
+CORS_ALLOW_HEADERS = (
+    "accept",
+    "authorization",
+    "content-type",
+    "if-match",
+    "if-none-match",
+    "traceparent",
+)
+CORS_EXPOSE_HEADERS = (
+    "etag",
+    "idempotent-replayed",
+    "location",
+    "retry-after",
+    "x-powercontext-request-id",
+)
+CORS_PREFLIGHT_MAX_AGE = 600
+
+# json (one object per line) or plain (development; ``make run`` defaults to it).
+POWERCONTEXT_LOG_FORMAT = env.str("POWERCONTEXT_LOG_FORMAT", default="json")
+try:
+    LOGGING = logging_config(
+        env.str("POWERCONTEXT_LOG_LEVEL", default="INFO"), POWERCONTEXT_LOG_FORMAT
+    )
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None

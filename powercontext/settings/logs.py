@@ -1,15 +1,33 @@
-"""Logging: one plain line per record, with the request's id (docs/operations.md)."""
+"""Logging: one JSON object per line (or one plain line in development), each with
+the request's id (docs/operations.md, "Logs").
+
+JSON is written by python-json-logger: the encoder escapes every control and
+non-ASCII character, so no value can break a line or forge another. The request
+line adds its fields (method, path, route, status, duration_ms, principal,
+queries, traceparent). Nothing logs a token, a secret or the text of a Source or
+a note.
+"""
 
 from typing import Any
 
+FORMATS = ("json", "plain")
 
-def logging_config(level: str) -> dict[str, Any]:
+
+def logging_config(level: str, log_format: str = "json") -> dict[str, Any]:
     """The ``LOGGING`` setting, the root logger at ``level``."""
+    if log_format not in FORMATS:
+        raise ValueError(f"POWERCONTEXT_LOG_FORMAT must be one of {', '.join(FORMATS)}")
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {"request_id": {"()": "powercontext.api.logging.RequestIdFilter"}},
         "formatters": {
+            "json": {
+                "()": "pythonjsonlogger.json.JsonFormatter",
+                "fmt": "%(levelname)s %(name)s %(request_id)s %(message)s",
+                "rename_fields": {"levelname": "level", "name": "logger"},
+                "timestamp": "time",
+            },
             "plain": {
                 "format": (
                     "%(asctime)s %(levelname)s %(name)s "
@@ -20,7 +38,7 @@ def logging_config(level: str) -> dict[str, Any]:
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
-                "formatter": "plain",
+                "formatter": log_format,
                 "filters": ["request_id"],
             },
         },

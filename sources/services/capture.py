@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 from django.db import IntegrityError
 from django.utils import timezone
 
+from powercontext import metrics
 from powercontext.db.constraints import violates_constraint
 from powercontext.principals import Principal
 from powercontext.text import format_datetime
@@ -79,6 +80,7 @@ class _Attempt:
     log: AttemptLog
 
     def record(self, outcome: CaptureOutcome, reason: str | None) -> None:
+        metrics.capture_counted(outcome.value)
         self.log.add(
             replace(self.row.accepted_attempt(), outcome=outcome.value, reason=reason)
         )
@@ -231,6 +233,7 @@ def _capture(
         return _classify(attempt, winner.position, winner.value_digest)
     if outcome.existing_digest is not None:
         return _classify(attempt, outcome.position, outcome.existing_digest)
+    metrics.capture_counted(CaptureOutcome.ACCEPTED.value)
     return Receipt(CONTENT, row.source_id, outcome.position, replayed=False)
 
 

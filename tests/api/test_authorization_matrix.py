@@ -2,7 +2,8 @@
 
 Every route x method the URLconf serves must have a row in ``MATRIX``: the role it
 needs (``viewer``, ``contributor``, ``admin`` on the scope it names; ``everywhere``
-for a ``*`` grant of contributor or more; ``any`` for any valid token; ``public``
+for a ``*`` grant of contributor or more; ``star`` for a ``*`` grant of any role;
+``any`` for any valid token; ``public``
 for no token at all) and a request that succeeds when allowed. A new route without
 a row fails ``test_every_route_has_a_row``. Each row is then sent by every kind of
 caller - no token, an unknown, revoked or expired token, viewer / contributor /
@@ -46,7 +47,7 @@ class World:
 
 @dataclass(frozen=True)
 class Row:
-    needs: str  # public | any | everywhere | viewer | contributor | admin
+    needs: str  # public | any | star | everywhere | viewer | contributor | admin
     path: Callable[[World], str]
     body: Callable[[World], Any] = lambda world: None
     success: tuple[int, ...] = (200,)
@@ -86,6 +87,7 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("health-live", "get"): Row("public", lambda world: "/health/live"),
     ("health-ready", "get"): Row("public", lambda world: "/health/ready"),
     ("openapi", "get"): Row("public", lambda world: "/openapi.json"),
+    ("metrics", "get"): Row("star", lambda world: "/metrics"),
     ("docs", "get"): Row("public", lambda world: "/docs"),
     ("scope-collection", "get"): Row("any", lambda world: "/v1/scopes"),
     ("scope-collection", "post"): Row(
@@ -264,7 +266,9 @@ def _expected(row: Row, caller: str) -> tuple[int, ...]:
     if row.needs == "any":
         return row.success
     role = Role(caller[2:]) if caller.startswith("*:") else None
-    if row.needs == "everywhere":
+    if row.needs == "star":
+        allowed = role is not None
+    elif row.needs == "everywhere":
         allowed = role is not None and ROLE_RANK[role] >= ROLE_RANK[Role.CONTRIBUTOR]
     else:
         needed = ROLE_RANK[Role(row.needs)]

@@ -27,11 +27,10 @@ def assert_request_ids_pass_through(deployment: Deployment, token: str) -> None:
     assert response.status_code == 200, response.text
     assert re.fullmatch(r"[0-9a-f]{16}", request_id)
     assert request_id != "0123456789abcdef"
-    needle = f"request_id={request_id}"
     wait_until(
         lambda: (
-            needle in tail(deployment.nginx_log, 50)
-            and needle in tail(deployment.unit.log_path, 200)
+            f"request_id={request_id}" in tail(deployment.nginx_log, 50)
+            and f'"request_id": "{request_id}"' in tail(deployment.unit.log_path, 200)
         ),
         timeout=10,
         what="the request id in nginx's and the service's log",

@@ -1,0 +1,63 @@
+"""What the request line and the metrics say about one request.
+
+The route is the URL pattern that matched (``v1/scopes/<str:scope_id>``), never the
+path: bounded label values for metrics, and no identifiers of callers' data in
+them. Queries are counted on every database connection the request used. A W3C
+``traceparent`` header is passed into the log line when it is well formed, so a
+request can be followed from the caller's trace into ours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.db import connections
+from django.http import HttpRequest
+
+# version-traceid-parentid-flags (W3C Trace Context 3.2); all-zero ids are invalid.
+_TRACEPARENT = re.compile(
+    r"[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}"
+)
+
+
+def route_of(request: HttpRequest) -> str:
+    """The URL pattern that matched ``request`` (``-`` when none did)."""
+    match = getattr(request, "resolver_match", None)
+    route = getattr(match, "route", None)
+    return route or "-"
+
+
+def traceparent_of(request: HttpRequest) -> str | None:
+    """The caller's ``traceparent``, when it is one (version ``ff`` is invalid)."""
+    value = request.META.get("HTTP_TRACEPARENT", "")
+    if len(value) == 55 and _TRACEPARENT.fullmatch(value) and value[:2] != "ff":
+        return value
+    return None
+
+
+class QueryCount:
+    """Counts the statements run on every database connection while it is open."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(
+        self,
+        execute: Callable[..., Any],
+        sql: str,
+        params: Any,
+        many: bool,
+        context: Any,
+    ) -> Any:
+        self.count += 1
+        return execute(sql, params, many, context)
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[QueryCount]:
+        with contextlib.ExitStack() as stack:
+            for alias in connections:
+                stack.enter_context(connections[alias].execute_wrapper(self))
+            yield self
