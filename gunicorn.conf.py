@@ -58,17 +58,10 @@ accesslog = None  # the application writes one line per request, with its reques
 errorlog = "-"
 loglevel = os.environ.get("POWERCONTEXT_GUNICORN_LOG_LEVEL", "info")
 # gunicorn's own lines (start, workers, signals) as JSON too, unless plain is asked for.
+# Through a logger class, not logconfig_dict: a dict config would also switch on
+# gunicorn's access log (a second line per request) and write each line twice.
 if os.environ.get("POWERCONTEXT_LOG_FORMAT", "json") == "json":
-    logconfig_dict = {
-        "formatters": {
-            "generic": {
-                "()": "pythonjsonlogger.json.JsonFormatter",
-                "fmt": "%(levelname)s %(name)s %(process)d %(message)s",
-                "rename_fields": {"levelname": "level", "name": "logger"},
-                "timestamp": "time",
-            }
-        }
-    }
+    logger_class = "powercontext.gunicorn_logs.JsonLogger"
 # Only requests from these addresses may mark themselves HTTPS with
 # X-Forwarded-Proto (gunicorn sets wsgi.url_scheme); docs/deploying.md.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")

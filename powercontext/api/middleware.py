@@ -3,8 +3,6 @@ and the 503 for views outside DRF when the database cannot be reached."""
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import io
 import logging
 import re
@@ -18,7 +16,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
-from powercontext import metrics
+from powercontext import heap, metrics
 
 from .errors import as_domain_error, error_response
 from .exceptions import BadRequest, RequestTooLarge, ServerBusy
@@ -117,6 +115,7 @@ class BodySizeLimitMiddleware:
         self.large_bodies = threading.BoundedSemaphore(
             settings.POWERCONTEXT_LARGE_BODY_CONCURRENCY
         )
+        heap.large_blocks_go_straight_back()
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         limit = settings.POWERCONTEXT_MAX_BODY_BYTES
@@ -151,31 +150,7 @@ class BodySizeLimitMiddleware:
             return self.get_response(request)
         finally:
             self.large_bodies.release()
-            release_free_memory()
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return None
-    return trim
-
-
-_TRIM = _malloc_trim()
-
-
-def release_free_memory() -> None:
-    """Hand the C heap's free memory back to the system (glibc's ``malloc_trim``).
-
-    After a large body the worker's heaps hold tens of MiB that are free but kept
-    by the allocator (per-thread arenas are not trimmed on their own); returning
-    them keeps the worker's resident size near its rest size, which the memory
-    budget counts on (docs/operations.md, "Memory"). A no-op off glibc.
-    """
-    if _TRIM is not None:
-        _TRIM(0)
+            heap.release_free_memory()
 
 
 def _read_at_most(stream: IO[bytes], size: int) -> bytes:

@@ -137,7 +137,9 @@ def test_same_version_if_match_writers_exactly_one_wins(
     [winner] = [body for status, body in results if status == 200]
     assert winner["version"] == 2
     assert SessionEnvelope.objects.get(scope_id=scope_id).meta == winner["meta"]
-    assert list(EnvelopeRevision.objects.values_list("version", flat=True)) == [1, 2]
+    assert list(
+        EnvelopeRevision.objects.order_by("version").values_list("version", flat=True)
+    ) == [1, 2]
 
 
 def test_concurrent_writes_to_a_missing_envelope_create_it_once(

@@ -66,7 +66,9 @@ def test_the_head_moves_on_commit(api: ApiClient, revision: str) -> None:
     committed(api, revision, draft([sc("c-1")], objective="second"))
 
     assert HandoffHead.objects.get(scope_id=revision).current.revision == 2
-    assert list(HandoffRevision.objects.values_list("revision", flat=True)) == [1, 2]
+    assert list(
+        HandoffRevision.objects.order_by("revision").values_list("revision", flat=True)
+    ) == [1, 2]
 
 
 @pytest.mark.postgres

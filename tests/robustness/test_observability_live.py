@@ -68,6 +68,13 @@ def test_a_burst_through_three_workers_adds_up_and_logs_json(
             == CAPTURES
         )
     assert len(pids) >= 2, "gunicorn's own lines name its master and workers"
+    boots = [
+        line for line in _lines(service) if "Booting worker" in line.get("message", "")
+    ]
+    assert len(boots) == 3, "each of gunicorn's lines is written once"
+    assert not [
+        line for line in _lines(service) if line.get("logger") == "gunicorn.access"
+    ], "one line per request: the application's, not also gunicorn's access log"
 
 
 def _lines(service: Service) -> list[dict]:
