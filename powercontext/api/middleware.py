@@ -17,6 +17,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
 from powercontext import heap, metrics
+from powercontext.db import replica
 
 from .errors import as_domain_error, error_response
 from .exceptions import BadRequest, RequestTooLarge, ServerBusy
@@ -46,6 +47,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = secrets.token_hex(8)
+        replica.request_started()
         request.request_id = request_id  # type: ignore[attr-defined]
         token = current_request_id.set(request_id)
         started = time.perf_counter()

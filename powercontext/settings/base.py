@@ -11,7 +11,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from powercontext.rates import parse_rate
-from powercontext.settings.databases import database_from_env
+from powercontext.settings.databases import database_from_env, replica_from_env
 from powercontext.settings.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -97,6 +97,11 @@ DATABASES = {
         env.str("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'powercontext.sqlite3'}")
     )
 }
+# A streaming replica for list, audit and window reads (docs/operations.md).
+if _replica_url := env.str("DATABASE_REPLICA_URL", default=""):
+    DATABASES["replica"] = replica_from_env(_replica_url, DATABASES["default"])
+DATABASE_ROUTERS = ["powercontext.db.replica.ReplicaRouter"]
+POWERCONTEXT_REPLICA_MAX_LAG = env.float("POWERCONTEXT_REPLICA_MAX_LAG", default=5.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -64,3 +64,25 @@ def database_from_env(url: str) -> dict:
             f"Unsupported database engine in DATABASE_URL: {config['ENGINE']}"
         )
     return config
+
+
+def replica_from_env(url: str, primary: dict) -> dict:
+    """The ``replica`` entry: a PostgreSQL streaming replica of the primary, read
+    only by the views that tolerate lag (powercontext/db/replica.py)."""
+    config = database_from_env(url)
+    if primary["ENGINE"] != config["ENGINE"] or not config["ENGINE"].startswith(
+        "powercontext.db.postgresql"
+    ):
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URL must name a PostgreSQL streaming replica of the "
+            "PostgreSQL primary in DATABASE_URL"
+        )
+    # A replica that cannot be reached costs a read at most this long before the
+    # service sends reads to the primary (the pool's wait, a new connection's).
+    timeout = env.float("POWERCONTEXT_REPLICA_TIMEOUT", default=1.0)
+    config["OPTIONS"]["connect_timeout"] = max(2, round(timeout))
+    if "pool" in config["OPTIONS"]:
+        config["OPTIONS"]["pool"]["timeout"] = timeout
+    # Tests never create or flush a replica: it mirrors the primary.
+    config["TEST"] = {"MIRROR": "default"}
+    return config

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import Subquery, Value
 
+from powercontext.db import replica
 from powercontext.limits import max_response_bytes
 from powercontext.pages import Page, Position
 
@@ -101,6 +102,10 @@ def source_page(
     queries (sizes and watermark, then the rows) for a page under 4 MiB.
     """
     after = 0 if position is None else position["after"]
+    if position is not None:  # a replica must hold the whole snapshot
+        replica.stay_on_replica_if(
+            lambda: _has_reached(scope_id, position["watermark"])
+        )
     watermark: Any = (
         _watermark_of(scope_id) if position is None else Value(position["watermark"])
     )
@@ -151,6 +156,12 @@ def source_window(*, scope_id: str, after: int, limit: int) -> Window:
     cut = admission.more or len(sized) == limit
     next_after = admission.last if cut and admission.last else max(watermark, after)
     return Window(load(rows, RECORD_FIELDS, admission), next_after, watermark)
+
+
+def _has_reached(scope_id: str, watermark: int) -> bool:
+    return SourceJournalHead.objects.filter(
+        scope_id=scope_id, last_position__gte=watermark
+    ).exists()
 
 
 def _watermark_of(scope_id: str) -> Any:

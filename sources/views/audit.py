@@ -12,6 +12,7 @@ from powercontext.api.cursors import Walk
 from powercontext.api.openapi import documented
 from powercontext.api.permissions import authorize, principal_of
 from powercontext.api.requests import parse_path, parse_query
+from powercontext.db.replica import reads_from_replica
 from powercontext.principals import Role
 
 from .. import schemas, selectors
@@ -30,6 +31,7 @@ class SourceAuditCollectionView(APIView):
         answers={200: schemas.AuditPage},
         errors=(400, 404, 410),
     )
+    @reads_from_replica
     def get(self, request: Request, scope_id: str) -> HttpResponseBase:
         parse_path(ScopePath, scope_id=scope_id)
         query = parse_query(SourceAuditQuery, request.query_params, invalid_status=400)
@@ -55,6 +57,7 @@ class SourceAuditDetailView(APIView):
         answers={200: schemas.AuditRecord},
         errors=(404,),
     )
+    @reads_from_replica
     def get(
         self, request: Request, scope_id: str, source_type: str, source_id: str
     ) -> Response:
@@ -73,6 +76,7 @@ class SourceAttemptsView(APIView):
         answers={200: schemas.AttemptPage},
         errors=(400, 404, 410),
     )
+    @reads_from_replica
     def get(
         self, request: Request, scope_id: str, source_type: str, source_id: str
     ) -> Response:

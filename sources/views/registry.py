@@ -19,6 +19,7 @@ from powercontext.api.permissions import (
 )
 from powercontext.api.requests import parse_body, parse_path, parse_query
 from powercontext.api.responses import StreamedJSONResponse
+from powercontext.db.replica import reads_from_replica
 from powercontext.principals import Role
 
 from .. import schemas, selectors, services
@@ -50,6 +51,7 @@ class ScopeCollectionView(APIView):
         answers={200: schemas.ScopePage},
         errors=(400, 410),
     )
+    @reads_from_replica
     def get(self, request: Request) -> Response:
         query = parse_query(ScopeListQuery, request.query_params)
         walk = Walk.of("scopes", query.filters())
@@ -151,6 +153,7 @@ class SourceCollectionView(APIView):
         answers={200: schemas.SourcePage},
         errors=(400, 404, 410),
     )
+    @reads_from_replica
     def get(self, request: Request, scope_id: str) -> HttpResponseBase:
         parse_path(ScopePath, scope_id=scope_id)
         query = parse_query(PageQuery, request.query_params, invalid_status=400)
@@ -212,6 +215,7 @@ class SourceWindowView(APIView):
         answers={200: schemas.SourceWindow},
         errors=(400, 404),
     )
+    @reads_from_replica
     def get(self, request: Request, scope_id: str) -> HttpResponseBase:
         parse_path(ScopePath, scope_id=scope_id)
         query = parse_query(SourceWindowQuery, request.query_params, invalid_status=400)
