@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from powercontext.access.tokens import grant_add
+from powercontext.access.tokens import principal_grant_add
 from powercontext.canonical import canonical_sha256
 from powercontext.db.constraints import violates_constraint
 from powercontext.principals import Principal, Role
@@ -39,8 +39,9 @@ def scope_create(
     parameters returns the original scope; with different parameters it raises
     ``ScopeIdempotencyConflict``. A parent or context reference naming no scope
     raises ``ScopeNotFound``. The scope, its references, its journal head and the
-    creator's admin grant are written in one transaction; a concurrent duplicate
-    is arbitrated by the unique constraint (insert first, then classify).
+    creator's admin grant (to its principal: every token of it) are written in
+    one transaction; a concurrent duplicate is arbitrated by the unique
+    constraint (insert first, then classify).
     """
     digest = canonical_sha256(
         {
@@ -94,8 +95,11 @@ def scope_create(
         )
         SourceJournalHead.objects.create(scope=scope)
         if principal.token_id is not None:
-            grant_add(
-                token_id=principal.token_id, scope_id=scope.scope_id, role=Role.ADMIN
+            principal_grant_add(
+                principal=principal,
+                scope_id=scope.scope_id,
+                role=Role.ADMIN,
+                request_id=request_id,
             )
     view = ScopeView(
         scope_id=scope.scope_id,
