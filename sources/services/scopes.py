@@ -22,6 +22,27 @@ from sources.models import (
 from sources.selectors import ScopeView, scope_get
 
 
+def scope_request_digest(
+    *,
+    title: str,
+    summary: str,
+    parent_scope_id: str | None,
+    context_references: Sequence[str],
+    external_references: Sequence[tuple[str, str]],
+) -> str:
+    """The digest that tells a replayed creation from a conflicting one (also
+    written by the importer, so a replay of an imported scope's creation replays)."""
+    return canonical_sha256(
+        {
+            "title": title,
+            "summary": summary,
+            "parent_scope_id": parent_scope_id,
+            "context_references": list(context_references),
+            "external_references": [list(ref) for ref in external_references],
+        }
+    )
+
+
 def scope_create(
     *,
     principal: Principal,
@@ -43,14 +64,12 @@ def scope_create(
     one transaction; a concurrent duplicate is arbitrated by the unique
     constraint (insert first, then classify).
     """
-    digest = canonical_sha256(
-        {
-            "title": title,
-            "summary": summary,
-            "parent_scope_id": parent_scope_id,
-            "context_references": list(context_references),
-            "external_references": [list(ref) for ref in external_references],
-        }
+    digest = scope_request_digest(
+        title=title,
+        summary=summary,
+        parent_scope_id=parent_scope_id,
+        context_references=context_references,
+        external_references=external_references,
     )
     referenced = set(context_references) | (
         {parent_scope_id} if parent_scope_id else set()
