@@ -128,6 +128,7 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
         "revoked",
         "revoked_at",
         "last_used_at",
+        "created_by",
     ]
     inlines = [TokenGrantInline]
     actions = ["revoke_tokens"]

@@ -135,13 +135,19 @@ class ReferenceDatabase:
         }
         return _parents_first(scopes)
 
-    def source_count(self, scope_id: str) -> int:
+    def source_count(self, scope_ids: set[str] | None = None) -> int:
+        """How many rows ``pc_sources`` holds (in ``scope_ids`` when given)."""
         with closing(self._connect()) as db:
-            return int(
-                db.execute(
-                    "SELECT count(*) FROM pc_sources WHERE scope_id = ?", [scope_id]
-                ).fetchone()[0]
-            )
+            if scope_ids is None:
+                found = db.execute("SELECT count(*) FROM pc_sources").fetchone()
+            else:
+                wanted = sorted(scope_ids)
+                marks = ", ".join("?" * len(wanted))
+                found = db.execute(
+                    f"SELECT count(*) FROM pc_sources WHERE scope_id IN ({marks})",  # noqa: S608 - placeholders only
+                    wanted,
+                ).fetchone()
+        return int(found[0])
 
     def sources(
         self, scope_id: str, *, unsupported: list[Unsupported] | None = None

@@ -172,6 +172,8 @@ def test_the_reference_client_cannot_tell_after_an_import(
     )
     settings.POWERCONTEXT_SERVER_AUTH_TOKEN = STATIC_TOKEN
 
+    # Every request replayed but ``create_source``, which assigns a new id each time
+    # (on either server); the Source it created is read back below.
     replayed = drive(live_server.url, steps)
     our_reads = drive(live_server.url, reads)
     after = drive(

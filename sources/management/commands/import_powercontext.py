@@ -62,7 +62,7 @@ class Command(BaseCommand):
         principal = options["principal"]
         only = set(options["scope"]) if options["scope"] else None
         quiet = options["no_progress"]
-        with self._bar("plan", None, quiet) as bar:
+        with self._bar("plan", reference.source_count(only), quiet) as bar:
             plan = import_plan(
                 reference, only=only, principal=principal, advance=bar.update
             )
