@@ -24,6 +24,7 @@ urlpatterns = [
     path("v1/", include("sources.urls")),
     path("v1/", include("sessions_app.urls")),
     path("v1/", include("handoffs.urls")),
+    path("v1/", include("powercontext.access.urls")),
     re_path(r"^.*$", errors.not_found_view),
 ]
 if settings.POWERCONTEXT_ADMIN_ENABLED:

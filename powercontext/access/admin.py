@@ -22,12 +22,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
-from powercontext.admintools import ExactSearchMixin
+from powercontext.admintools import ExactSearchMixin, ReadOnlyAdminMixin
 from powercontext.exceptions import InvalidRequest
 from powercontext.principals import ALL_SCOPES, Role
 
+from .changes import Actor
 from .management.commands.createtoken import grants_check, parse_grant
-from .models import ApiToken, TokenGrant
+from .models import AccessChange, ApiToken, PrincipalGrant, TokenGrant
 from .tokens import token_create, token_request_check, token_revoke
 
 # token_request_check's ``details.field`` -> the form field to show it on.
@@ -36,6 +37,11 @@ _FORM_FIELD = {
     "grants": "grants_text",
     "expires_at": "expires_at",
 }
+
+
+def _admin_actor(request: HttpRequest) -> Actor:
+    """The admin user making a change, as its change record names it."""
+    return Actor(f"admin:{request.user.get_username()}")
 
 
 class TokenMintForm(forms.ModelForm):
@@ -122,6 +128,7 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
         "revoked",
         "revoked_at",
         "last_used_at",
+        "created_by",
     ]
     inlines = [TokenGrantInline]
     actions = ["revoke_tokens"]
@@ -157,6 +164,7 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
             principal=form.cleaned_data["principal"],
             grants=form.cleaned_data["grants_text"],
             expires_at=form.cleaned_data.get("expires_at"),
+            actor=_admin_actor(request),
         )
         # The admin continues with ``obj``; make it the row the service wrote.
         obj.pk = token.pk
@@ -199,5 +207,42 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens", permissions=["revoke"])
     def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         for token in queryset:
-            token_revoke(prefix=token.prefix)
+            token_revoke(prefix=token.prefix, actor=_admin_actor(request))
         messages.success(request, f"Revoked {queryset.count()} token(s).")
+
+
+@admin.register(AccessChange)
+class AccessChangeAdmin(ReadOnlyAdminMixin, ExactSearchMixin, admin.ModelAdmin):
+    """Every change to tokens and grants, read-only (spec/access.md 1)."""
+
+    list_display = [
+        "at",
+        "actor",
+        "action",
+        "token_prefix",
+        "principal",
+        "scope_id",
+        "role",
+        "request_id",
+    ]
+    list_filter = ["action"]
+    search_fields = ["actor"]
+    exact_search_fields = (
+        "actor",
+        "token_prefix",
+        "principal",
+        "scope_id",
+        "request_id",
+    )
+    readonly_fields = [field.name for field in AccessChange._meta.fields]
+    ordering = ["-id"]
+
+
+@admin.register(PrincipalGrant)
+class PrincipalGrantAdmin(ReadOnlyAdminMixin, ExactSearchMixin, admin.ModelAdmin):
+    """Grants every token of a principal holds (a scope's creator is its admin)."""
+
+    list_display = ["principal", "scope_id", "role", "created_at"]
+    search_fields = ["principal"]
+    exact_search_fields = ("principal", "scope_id")
+    readonly_fields = ["principal", "scope_id", "role", "created_at"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from powercontext.db.immutable import ImmutableModel
 from powercontext.principals import Role
 
 ROLE_CHOICES = [(role.value, role.value) for role in Role]
@@ -33,6 +34,12 @@ class ApiToken(models.Model):
     revoked = models.BooleanField(default=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_by = models.CharField(
+        max_length=PRINCIPAL_MAX_LENGTH,
+        blank=True,
+        default="",
+        help_text="Who minted it: a principal, admin:USER or cli:createtoken.",
+    )
 
     class Meta:
         verbose_name = "API token"
@@ -63,3 +70,72 @@ class TokenGrant(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope_id}:{self.role}"
+
+
+class PrincipalGrant(models.Model):
+    """A grant held by every token of a principal (a scope's creator is its admin).
+
+    Read with the token's own grants on every authentication (one query); a token
+    acts with the higher of the two roles on a scope.
+    """
+
+    principal = models.CharField(max_length=PRINCIPAL_MAX_LENGTH)
+    scope_id = models.CharField(max_length=GRANT_SCOPE_MAX_LENGTH)
+    role = models.CharField(max_length=16, choices=ROLE_CHOICES)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["principal", "scope_id"], name="api_pgrant_principal_scope_uniq"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(role__in=[role.value for role in Role]),
+                name="api_pgrant_role_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.principal}: {self.scope_id}:{self.role}"
+
+
+class AccessAction(models.TextChoices):
+    MINT = "mint"
+    REVOKE = "revoke"
+    ROTATE = "rotate"
+    EXPIRY = "expiry"
+    GRANT_ADD = "grant_add"
+    GRANT_REMOVE = "grant_remove"
+    PRINCIPAL_GRANT_ADD = "principal_grant_add"
+
+
+class AccessChange(ImmutableModel):
+    """One change to tokens or grants: who, what, when, from which request.
+
+    Written in the transaction of the change it records; never changed or deleted
+    (PostgreSQL triggers refuse UPDATE, DELETE and TRUNCATE).
+    """
+
+    at = models.DateTimeField()
+    actor = models.CharField(
+        max_length=PRINCIPAL_MAX_LENGTH,
+        help_text="The principal, admin user (admin:NAME) or command (cli:NAME).",
+    )
+    actor_token_id = models.BigIntegerField(null=True, blank=True)
+    request_id = models.CharField(max_length=16, blank=True)
+    action = models.CharField(max_length=32, choices=AccessAction.choices)
+    token_id = models.BigIntegerField(null=True, blank=True)
+    token_prefix = models.CharField(max_length=PREFIX_MAX_LENGTH, blank=True)
+    principal = models.CharField(max_length=PRINCIPAL_MAX_LENGTH)
+    scope_id = models.CharField(max_length=GRANT_SCOPE_MAX_LENGTH, blank=True)
+    role = models.CharField(max_length=16, blank=True)
+    detail = models.JSONField(default=dict)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["token_id", "id"], name="api_change_token_idx"),
+            models.Index(fields=["scope_id", "id"], name="api_change_scope_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%dT%H:%M:%SZ} {self.actor} {self.action}"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -20,11 +21,14 @@ from powercontext.exceptions import InvalidRequest, NotFound
 from powercontext.principals import Grant, Principal, Role
 from powercontext.text import text_problem
 
+from .changes import SYSTEM, Actor, change_record
 from .models import (
     GRANT_SCOPE_MAX_LENGTH,
     PREFIX_MAX_LENGTH,
     PRINCIPAL_MAX_LENGTH,
+    AccessAction,
     ApiToken,
+    PrincipalGrant,
     TokenGrant,
 )
 
@@ -105,11 +109,14 @@ def token_create(
     principal: str,
     grants: Iterable[tuple[str, Role]],
     expires_at: datetime | None = None,
+    actor: Actor = SYSTEM,
+    detail: dict[str, Any] | None = None,
 ) -> tuple[ApiToken, str]:
     """Mint a token for ``principal`` with ``grants``; returns the row and the secret.
 
     The secret is returned once and never stored. Raises ``InvalidRequest``, with
-    nothing written, for what ``token_request_check`` refuses. Runs in its own
+    nothing written, for what ``token_request_check`` refuses. Writes the ``mint``
+    change record (by ``actor``, with ``detail``) with the token. Runs in its own
     transaction, or joins the caller's (the admin wraps its add view in one).
     """
     grant_list = list(dict.fromkeys(grants))
@@ -127,10 +134,20 @@ def token_create(
                     principal=principal,
                     created_at=now,
                     expires_at=expires_at,
+                    created_by=actor.name,
                 )
                 TokenGrant.objects.bulk_create(
                     TokenGrant(token=token, scope_id=scope_id, role=role)
                     for scope_id, role in grant_list
+                )
+                change_record(
+                    actor=actor,
+                    action=AccessAction.MINT,
+                    at=now,
+                    token=token,
+                    grants=[f"{scope}:{role}" for scope, role in grant_list],
+                    expires_at=None if expires_at is None else expires_at.isoformat(),
+                    **(detail or {}),
                 )
             return token, raw
         except IntegrityError as exc:
@@ -140,12 +157,13 @@ def token_create(
     raise RuntimeError("could not mint a token with a unique prefix")
 
 
-def token_revoke(*, prefix: str) -> ApiToken:
+def token_revoke(*, prefix: str, actor: Actor = SYSTEM) -> ApiToken:
     """Revoke the token whose visible prefix is ``prefix``; raises ``NotFound``.
 
-    Idempotent: revoking a revoked token keeps its first revocation time. A prefix
-    that no token can have (unstorable text, longer than the column) is
-    ``NotFound`` without a query, so it never reaches the database driver.
+    Idempotent: revoking a revoked token keeps its first revocation time (and
+    writes no second record). A prefix that no token can have (unstorable text,
+    longer than the column) is ``NotFound`` without a query, so it never
+    reaches the database driver.
     """
     if text_problem(prefix) or len(prefix) > PREFIX_MAX_LENGTH:
         raise NotFound(f"No token has the prefix {prefix!r}.")
@@ -153,34 +171,69 @@ def token_revoke(*, prefix: str) -> ApiToken:
         token = ApiToken.objects.select_for_update().filter(prefix=prefix).first()
         if token is None:
             raise NotFound(f"No token has the prefix {prefix!r}.")
-        if not token.revoked:
-            token.revoked = True
-            token.revoked_at = timezone.now()
-            token.save(update_fields=["revoked", "revoked_at"])
-    _accepted.pop(token.token_hash, None)
+        token_revoke_locked(token, actor=actor, at=timezone.now())
     return token
 
 
-def grant_add(*, token_id: int, scope_id: str, role: Role) -> None:
-    """Give ``token_id`` ``role`` on ``scope_id`` (idempotent; never lowers a grant).
+def token_revoke_locked(token: ApiToken, *, actor: Actor, at: datetime) -> None:
+    """Revoke ``token`` (a row locked by the caller's transaction) and record it."""
+    if not token.revoked:
+        token.revoked = True
+        token.revoked_at = at
+        token.save(update_fields=["revoked", "revoked_at"])
+        change_record(actor=actor, action=AccessAction.REVOKE, at=at, token=token)
+    token_forget(token)
 
-    Called inside the caller's transaction (scope creation grants its creator admin).
+
+def token_forget(token: ApiToken) -> None:
+    """Drop ``token`` from this process's cache of accepted tokens."""
+    _accepted.pop(token.token_hash, None)
+
+
+def principal_grant_add(
+    *, principal: Principal, scope_id: str, role: Role, request_id: str
+) -> None:
+    """Give every token of ``principal`` ``role`` on ``scope_id`` (idempotent).
+
+    Called inside the caller's transaction (scope creation makes its creator's
+    principal the scope's admin); the change record is written with the grant.
     """
-    TokenGrant.objects.bulk_create(
-        [TokenGrant(token_id=token_id, scope_id=scope_id, role=role)],
+    now = timezone.now()
+    created = PrincipalGrant.objects.bulk_create(
+        [
+            PrincipalGrant(
+                principal=principal.name, scope_id=scope_id, role=role, created_at=now
+            )
+        ],
         ignore_conflicts=True,
     )
+    if created:
+        change_record(
+            actor=Actor(principal.name, principal.token_id, request_id),
+            action=AccessAction.PRINCIPAL_GRANT_ADD,
+            at=now,
+            principal=principal.name,
+            scope_id=scope_id,
+            role=role,
+        )
 
 
 # Plain SQL: this runs on every request, and compiling the ORM join costs more
 # than the query itself.
+# The token's own grants, then its principal's (every row repeats the token's
+# columns; the first row is always a token-grant row, NULL grant when it has none).
+_TOKEN = ApiToken._meta.db_table
+_COLUMNS = "t.id, t.principal, t.revoked, t.expires_at, t.last_used_at, t.token_hash"
 _TOKEN_WITH_GRANTS = (
-    f"SELECT t.id, t.principal, t.revoked, t.expires_at, t.last_used_at, "
-    f"t.token_hash, g.scope_id, g.role FROM {ApiToken._meta.db_table} t "
+    f"SELECT 0, {_COLUMNS}, g.scope_id, g.role FROM {_TOKEN} t "
     f"LEFT JOIN {TokenGrant._meta.db_table} g ON g.token_id = t.id "
+    "WHERE t.{key} = %s "
+    f"UNION ALL SELECT 1, {_COLUMNS}, p.scope_id, p.role FROM {_TOKEN} t "
+    f"JOIN {PrincipalGrant._meta.db_table} p ON p.principal = t.principal "
+    "WHERE t.{key} = %s ORDER BY 1"
 )
-_BY_HASH = _TOKEN_WITH_GRANTS + "WHERE t.token_hash = %s"
-_BY_ID = _TOKEN_WITH_GRANTS + "WHERE t.id = %s"
+_BY_HASH = _TOKEN_WITH_GRANTS.format(key="token_hash")
+_BY_ID = _TOKEN_WITH_GRANTS.format(key="id")
 
 
 def _aware(value: datetime | str | None) -> datetime | None:
@@ -244,8 +297,8 @@ def principal_reload(principal: Principal) -> Principal:
 def _token_read(query: str, key: str | int) -> Principal:
     """Read one token and its grants (one query), and cache it when accepted."""
     with prepared_cursor() as cursor:
-        cursor.execute(query, [key])
-        rows = cursor.fetchall()
+        cursor.execute(query, [key, key])
+        rows = [row[1:] for row in cursor.fetchall()]
     if not rows:
         raise TokenRejected("unknown token")
     token_id, name, revoked = rows[0][:3]

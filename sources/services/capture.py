@@ -139,17 +139,8 @@ def working_note_capture(
     one the capture writes its own attempts before it returns.
     """
     now = now or timezone.now()
-    metadata: dict[str, Any] = {
-        "kind": RESERVED_KIND,
-        "session_id": session_id,
-        "note_kind": note_kind,
-    }
-    if expires_at is not None:
-        metadata["expires_at"] = format_datetime(expires_at)
-    value = SourceValue(
+    value = working_note_value(
         content=content,
-        metadata=metadata,
-        working_note=True,
         session_id=session_id,
         note_kind=note_kind,
         expires_at=expires_at,
@@ -167,6 +158,28 @@ def working_note_capture(
         not_in_future = CaptureRejected(reason="not_in_future", field="expires_at")
     with attempt_log() if log is None else nullcontext(log) as attempts:
         return _capture(row, attempts, new_identity_rejection=not_in_future)
+
+
+def working_note_value(
+    *, content: str, session_id: str, note_kind: str, expires_at: datetime | None
+) -> SourceValue:
+    """The value a Working Note is stored as: its fields, and the descriptive
+    metadata the server writes for it (the importer builds notes here too)."""
+    metadata: dict[str, Any] = {
+        "kind": RESERVED_KIND,
+        "session_id": session_id,
+        "note_kind": note_kind,
+    }
+    if expires_at is not None:
+        metadata["expires_at"] = format_datetime(expires_at)
+    return SourceValue(
+        content=content,
+        metadata=metadata,
+        working_note=True,
+        session_id=session_id,
+        note_kind=note_kind,
+        expires_at=expires_at,
+    )
 
 
 def source_create(

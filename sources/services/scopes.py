@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from powercontext.access.tokens import grant_add
+from powercontext.access.tokens import principal_grant_add
 from powercontext.canonical import canonical_sha256
 from powercontext.db.constraints import violates_constraint
 from powercontext.principals import Principal, Role
@@ -20,6 +20,27 @@ from sources.models import (
     SourceJournalHead,
 )
 from sources.selectors import ScopeView, scope_get
+
+
+def scope_request_digest(
+    *,
+    title: str,
+    summary: str,
+    parent_scope_id: str | None,
+    context_references: Sequence[str],
+    external_references: Sequence[tuple[str, str]],
+) -> str:
+    """The digest that tells a replayed creation from a conflicting one (also
+    written by the importer, so a replay of an imported scope's creation replays)."""
+    return canonical_sha256(
+        {
+            "title": title,
+            "summary": summary,
+            "parent_scope_id": parent_scope_id,
+            "context_references": list(context_references),
+            "external_references": [list(ref) for ref in external_references],
+        }
+    )
 
 
 def scope_create(
@@ -39,17 +60,16 @@ def scope_create(
     parameters returns the original scope; with different parameters it raises
     ``ScopeIdempotencyConflict``. A parent or context reference naming no scope
     raises ``ScopeNotFound``. The scope, its references, its journal head and the
-    creator's admin grant are written in one transaction; a concurrent duplicate
-    is arbitrated by the unique constraint (insert first, then classify).
+    creator's admin grant (to its principal: every token of it) are written in
+    one transaction; a concurrent duplicate is arbitrated by the unique
+    constraint (insert first, then classify).
     """
-    digest = canonical_sha256(
-        {
-            "title": title,
-            "summary": summary,
-            "parent_scope_id": parent_scope_id,
-            "context_references": list(context_references),
-            "external_references": [list(ref) for ref in external_references],
-        }
+    digest = scope_request_digest(
+        title=title,
+        summary=summary,
+        parent_scope_id=parent_scope_id,
+        context_references=context_references,
+        external_references=external_references,
     )
     referenced = set(context_references) | (
         {parent_scope_id} if parent_scope_id else set()
@@ -94,8 +114,11 @@ def scope_create(
         )
         SourceJournalHead.objects.create(scope=scope)
         if principal.token_id is not None:
-            grant_add(
-                token_id=principal.token_id, scope_id=scope.scope_id, role=Role.ADMIN
+            principal_grant_add(
+                principal=principal,
+                scope_id=scope.scope_id,
+                role=Role.ADMIN,
+                request_id=request_id,
             )
     view = ScopeView(
         scope_id=scope.scope_id,

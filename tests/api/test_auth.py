@@ -13,7 +13,7 @@ import time_machine
 from django.core.management import call_command
 from django.utils import timezone
 
-from powercontext.access.models import ApiToken, TokenGrant
+from powercontext.access.models import ApiToken, PrincipalGrant, TokenGrant
 from powercontext.access.tokens import token_create, token_hash
 from powercontext.principals import Role
 from tests.conftest import ApiClient, create_scope, error_of
@@ -177,15 +177,24 @@ def test_creating_a_scope_needs_a_star_contributor_grant(
     assert response.status_code == status
 
 
-def test_creator_gets_admin_on_the_new_scope(
+def test_creator_gets_admin_on_the_new_scope_for_its_principal(
     client_for: Callable[..., ApiClient],
 ) -> None:
     client = client_for("*:contributor", name="carol")
+    other_token_of_carol = client_for("scp_elsewhere:viewer", name="carol")
 
     scope_id = create_scope(client)
 
-    grant = TokenGrant.objects.get(scope_id=scope_id)
-    assert (grant.role, grant.token.principal) == (Role.ADMIN, "carol")
+    grant = PrincipalGrant.objects.get(scope_id=scope_id)
+    assert (grant.role, grant.principal) == (Role.ADMIN, "carol")
+    assert not TokenGrant.objects.filter(scope_id=scope_id).exists()
+    assert other_token_of_carol.get(f"/v1/scopes/{scope_id}").status_code == 200
+    assert (
+        client_for("scp_elsewhere:viewer", name="dave")
+        .get(f"/v1/scopes/{scope_id}")
+        .status_code
+        == 403
+    )
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,7 @@ class World:
     scope: str
     other: str
     handoff_content: dict[str, Any] = field(default_factory=dict)
+    token_id: int = 0  # a token with a grant on ``scope`` only
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,14 @@ def _commit(world: World) -> dict[str, Any]:
             "content": world.handoff_content,
         },
     }
+
+
+def _token(suffix: str = "") -> Callable[[World], str]:
+    return lambda world: f"/v1/tokens/{world.token_id}{suffix}"
+
+
+def _in_a_day(world: World) -> dict[str, Any]:
+    return {"expires_at": (timezone.now() + timedelta(days=1)).isoformat()}
 
 
 def _generation(**extra: Any) -> Callable[[World], dict[str, Any]]:
@@ -178,6 +187,30 @@ MATRIX: dict[tuple[str, str], Row] = {
         lambda world: handoff.PREPARE,
         _generation(evidence=[handoff.sc("c-1")]),
         (503,),
+    ),
+    ("token-collection", "get"): Row("any", lambda world: "/v1/tokens"),
+    ("token-collection", "post"): Row(
+        "admin",
+        lambda world: "/v1/tokens",
+        lambda world: {
+            "name": "minted",
+            "grants": [{"scope": world.scope, "role": "viewer"}],
+        },
+        (201,),
+    ),
+    ("token-detail", "get"): Row("admin", _token()),
+    ("token-detail", "patch"): Row("admin", _token(), _in_a_day),
+    ("token-revoke", "post"): Row("admin", _token("/revoke")),
+    ("token-rotate", "post"): Row(
+        "admin", _token("/rotate"), lambda world: {"grace_seconds": 0}, (201,)
+    ),
+    ("token-grants", "post"): Row(
+        "admin",
+        _token("/grants"),
+        lambda world: {"scope": world.scope, "role": "admin"},
+    ),
+    ("token-grant-detail", "delete"): Row(
+        "admin", lambda world: f"/v1/tokens/{world.token_id}/grants/{world.scope}"
     ),
     ("handoff-activate", "post"): Row(
         "contributor",
@@ -284,7 +317,8 @@ def world(api: ApiClient) -> World:
     handoff.capture(api, scope, "c-1")
     api.put(f"/v1/scopes/{scope}/sessions/sess-1/working-notes", {"notes": "n"})
     committed = handoff.committed(api, scope, handoff.draft([handoff.sc("c-1")]))
-    return World(scope, other, committed["content"])
+    target, _ = token_create(principal="target", grants=[(scope, Role.CONTRIBUTOR)])
+    return World(scope, other, committed["content"], target.pk)
 
 
 @pytest.mark.parametrize("caller", CALLERS)

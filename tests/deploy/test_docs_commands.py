@@ -1,7 +1,7 @@
 """The commands and settings the documentation names exist, and run as written.
 
-- Every ``manage.py`` line in a ``sh`` block of README.md, docs/deploying.md and
-  docs/operations.md names a command ``manage.py help`` lists, with arguments its
+- Every ``manage.py`` line in a ``sh`` block of README.md, docs/deploying.md,
+  docs/operations.md and docs/migrating.md names a command ``manage.py help`` lists, with arguments its
   parser accepts; every ``manage.py NAME`` in their prose names a command.
 - The ``manage.py`` lines of operations.md run, in order, against a fresh database
   with an env file (the placeholders they contain are refused, by name).
@@ -34,6 +34,7 @@ DOCS = [
     ROOT / "README.md",
     ROOT / "docs" / "deploying.md",
     ROOT / "docs" / "operations.md",
+    ROOT / "docs" / "migrating.md",
 ]
 MANAGE_LINE = re.compile(r"manage\.py ([^|)#]*)")
 
@@ -50,7 +51,11 @@ def manage_lines() -> list[tuple[str, str]]:
 
 
 def test_the_documents_have_manage_py_lines() -> None:
-    assert {doc for doc, _ in manage_lines()} == {"deploying.md", "operations.md"}
+    assert {doc for doc, _ in manage_lines()} == {
+        "deploying.md",
+        "operations.md",
+        "migrating.md",
+    }
 
 
 @pytest.mark.parametrize(("document", "arguments"), manage_lines())

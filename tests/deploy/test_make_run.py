@@ -23,7 +23,16 @@ import pytest
 from tests.robustness.processes import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-SKIP = {".git", ".venv", ".venv-ref", ".venv-bench-ref", "var", "bench", "tests"}
+SKIP = {
+    ".git",
+    ".venv",
+    ".venv-ref",
+    ".venv-ref-server",
+    ".venv-bench-ref",
+    "var",
+    "bench",
+    "tests",
+}
 CACHES = ("__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from powercontext.access.changes import Actor
 from powercontext.access.tokens import token_create, token_request_check
 from powercontext.cli import decimal_integer
 from powercontext.exceptions import DomainError
@@ -101,7 +102,10 @@ class Command(BaseCommand):
             )
             grants_check(grants)
             token, raw = token_create(
-                principal=name, grants=grants, expires_at=expires_at
+                principal=name,
+                grants=grants,
+                expires_at=expires_at,
+                actor=Actor("cli:createtoken"),
             )
         except DomainError as exc:
             raise CommandError(exc.message) from None

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
+from powercontext.access.changes import Actor
 from powercontext.access.models import ApiToken
 from powercontext.access.tokens import (
     VISIBLE_PREFIX_LENGTH,
@@ -58,7 +59,11 @@ def local_token(path: Path) -> str:
             and (Grant(ALL_SCOPES, Role.ADMIN) in principal.grants)
         ):
             return raw
-    _, raw = token_create(principal=LOCAL_PRINCIPAL, grants=[(ALL_SCOPES, Role.ADMIN)])
+    _, raw = token_create(
+        principal=LOCAL_PRINCIPAL,
+        grants=[(ALL_SCOPES, Role.ADMIN)],
+        actor=Actor("cli:localsetup"),
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(mode=0o600)
     path.chmod(0o600)  # also when it existed
@@ -74,7 +79,7 @@ def other_local_tokens_revoke(keep: str) -> int:
         .values_list("prefix", flat=True)
     )
     for prefix in prefixes:
-        token_revoke(prefix=prefix)
+        token_revoke(prefix=prefix, actor=Actor("cli:localsetup"))
     return len(prefixes)
 
 

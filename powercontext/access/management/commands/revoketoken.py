@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from powercontext.access.changes import Actor
 from powercontext.access.tokens import token_revoke
 from powercontext.exceptions import DomainError
 
@@ -24,7 +25,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            token = token_revoke(prefix=options["prefix"])
+            token = token_revoke(
+                prefix=options["prefix"], actor=Actor("cli:revoketoken")
+            )
         except DomainError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(

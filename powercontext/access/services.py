@@ -1,0 +1,281 @@
+"""Token and grant management over the API (spec/access.md 1): every write.
+
+Each service runs in one durable transaction: it locks the token it changes,
+checks who may (``rules.py``), writes the change and its append-only record
+(``changes.change_record``) and drops the token from this process's cache of
+accepted tokens (other workers see the change within
+``POWERCONTEXT_TOKEN_CACHE_SECONDS``, docs/decisions/0008). ``caller`` is the
+principal with grants read now (``powercontext.api.permissions.current``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from powercontext.exceptions import InvalidRequest
+from powercontext.principals import ALL_SCOPES, Principal, Role
+from sources.exceptions import ScopeNotFound
+from sources.selectors import scope_ids_unknown
+
+from .changes import Actor, change_record
+from .exceptions import (
+    BeyondYourLifetime,
+    GrantNotFound,
+    NotYourScope,
+    TokenNotFound,
+    TokenRevoked,
+)
+from .models import AccessAction, ApiToken, PrincipalGrant, TokenGrant
+from .rules import (
+    lifetime_allows,
+    may_grant,
+    scope_managed_or_refuse,
+    token_touchable_or_refuse,
+)
+from .selectors import TokenView, token_reach, token_view
+from .tokens import token_create, token_forget, token_request_check, token_revoke_locked
+
+
+def token_mint(
+    *,
+    caller: Principal,
+    name: str,
+    grants: list[tuple[str, Role]],
+    expires_at: datetime | None,
+    request_id: str,
+) -> tuple[ApiToken, str]:
+    """Mint a token for the principal ``name``; returns the row and its secret.
+
+    Raises ``InvalidRequest`` (422) for what ``token_request_check`` refuses;
+    ``NotYourScope`` (403) for a grant on a scope ``caller`` does not administer
+    (``*`` needs ``*:admin``), or a principal whose own grants reach one (its
+    tokens would inherit them); ``BeyondYourLifetime`` (403) for an expiry
+    later than the caller's own; ``ScopeNotFound`` (404) for a scope that does
+    not exist. Nothing is written when it raises.
+    """
+    token_request_check(
+        principal=name, grants=grants, expires_at=expires_at, now=timezone.now()
+    )
+    for scope_id, _ in grants:
+        scope_managed_or_refuse(caller, scope_id)
+    with transaction.atomic(durable=True):
+        inherited = PrincipalGrant.objects.filter(principal=name).values_list(
+            "scope_id", flat=True
+        )
+        if not all(may_grant(caller, scope_id) for scope_id in inherited):
+            raise NotYourScope(
+                f"The principal {name!r} holds grants on scopes you do not "
+                "administer, which its tokens inherit; only '*:admin' mints for it."
+            )
+        _lifetime_or_refuse(caller, expires_at)
+        _scopes_exist_or_refuse(scope_id for scope_id, _ in grants)
+        return token_create(
+            principal=name,
+            grants=grants,
+            expires_at=expires_at,
+            actor=_actor(caller, request_id),
+        )
+
+
+def token_revoke_by_id(
+    *, caller: Principal, token_id: int, request_id: str
+) -> TokenView:
+    """Revoke token ``token_id`` (idempotent); ``TokenNotFound``, ``NotYourScope``."""
+    with transaction.atomic(durable=True):
+        token = _touchable(caller, token_id)
+        token_revoke_locked(token, actor=_actor(caller, request_id), at=timezone.now())
+    return _view(token, caller)
+
+
+def token_rotate(
+    *, caller: Principal, token_id: int, grace_seconds: int, request_id: str
+) -> tuple[ApiToken, str]:
+    """A new secret for token ``token_id``'s principal, grants and expiry.
+
+    The old token is revoked at once, or expires ``grace_seconds`` from now
+    (never later than it would have). Raises ``TokenNotFound``,
+    ``NotYourScope``, ``TokenRevoked`` (409, also for an expired token).
+    """
+    actor = _actor(caller, request_id)
+    with transaction.atomic(durable=True):
+        old = _touchable(caller, token_id)
+        now = timezone.now()
+        if old.revoked or (old.expires_at is not None and old.expires_at <= now):
+            raise TokenRevoked()
+        token, raw = token_create(
+            principal=old.principal,
+            grants=[(grant.scope_id, Role(grant.role)) for grant in old.grants.all()],
+            expires_at=old.expires_at,
+            actor=actor,
+            detail={"rotated_from": old.pk},
+        )
+        if grace_seconds == 0:
+            token_revoke_locked(old, actor=actor, at=now)
+        else:
+            ends = now + timedelta(seconds=grace_seconds)
+            if old.expires_at is None or ends < old.expires_at:
+                old.expires_at = ends
+                old.save(update_fields=["expires_at"])
+            token_forget(old)
+        change_record(
+            actor=actor,
+            action=AccessAction.ROTATE,
+            at=now,
+            token=old,
+            new_token_id=token.pk,
+            grace_seconds=grace_seconds,
+        )
+    return token, raw
+
+
+def token_expiry_set(
+    *,
+    caller: Principal,
+    token_id: int,
+    expires_at: datetime | None,
+    request_id: str,
+) -> TokenView:
+    """Give token ``token_id`` a new expiry (None: never).
+
+    Raises ``InvalidRequest`` (``not_in_future``), ``TokenNotFound``,
+    ``NotYourScope``, ``TokenRevoked``, and ``BeyondYourLifetime`` when the
+    expiry is later than the caller's own - so a token never extends itself.
+    """
+    now = timezone.now()
+    if expires_at is not None and expires_at <= now:
+        raise InvalidRequest.for_field(
+            "expires_at",
+            "not_in_future",
+            f"The expiry {expires_at.isoformat()} is not in the future.",
+        )
+    with transaction.atomic(durable=True):
+        token = _touchable(caller, token_id)
+        if token.revoked:
+            raise TokenRevoked()
+        _lifetime_or_refuse(caller, expires_at)
+        before = token.expires_at
+        token.expires_at = expires_at
+        token.save(update_fields=["expires_at"])
+        change_record(
+            actor=_actor(caller, request_id),
+            action=AccessAction.EXPIRY,
+            at=now,
+            token=token,
+            before=None if before is None else before.isoformat(),
+            after=None if expires_at is None else expires_at.isoformat(),
+        )
+        token_forget(token)
+    return _view(token, caller)
+
+
+def token_grant_set(
+    *, caller: Principal, token_id: int, scope_id: str, role: Role, request_id: str
+) -> TokenView:
+    """Give token ``token_id`` ``role`` on ``scope_id`` (replacing its role there).
+
+    Raises ``NotYourScope`` unless ``caller`` administers ``scope_id`` (``*``:
+    ``*:admin``), so no token - the caller's own included - ever gets more than
+    its granter holds; ``TokenNotFound``, ``TokenRevoked``, ``ScopeNotFound``.
+    """
+    scope_managed_or_refuse(caller, scope_id)
+    with transaction.atomic(durable=True):
+        token = _locked(token_id)
+        if token.revoked:
+            raise TokenRevoked()
+        _scopes_exist_or_refuse([scope_id])
+        grant = TokenGrant.objects.filter(token=token, scope_id=scope_id).first()
+        previous = None if grant is None else grant.role
+        if grant is None:
+            TokenGrant.objects.create(token=token, scope_id=scope_id, role=role)
+        elif grant.role != role:
+            grant.role = role
+            grant.save(update_fields=["role"])
+        if previous != role:
+            change_record(
+                actor=_actor(caller, request_id),
+                action=AccessAction.GRANT_ADD,
+                at=timezone.now(),
+                token=token,
+                scope_id=scope_id,
+                role=role,
+                previous_role=previous,
+            )
+        token_forget(token)
+    return _view(token, caller)
+
+
+def token_grant_remove(
+    *, caller: Principal, token_id: int, scope_id: str, request_id: str
+) -> TokenView:
+    """Take token ``token_id``'s own grant on ``scope_id`` away.
+
+    Raises ``NotYourScope`` unless ``caller`` administers ``scope_id``;
+    ``TokenNotFound``; ``GrantNotFound`` when the token holds none there.
+    """
+    scope_managed_or_refuse(caller, scope_id)
+    with transaction.atomic(durable=True):
+        token = _locked(token_id)
+        grant = TokenGrant.objects.filter(token=token, scope_id=scope_id).first()
+        if grant is None:
+            raise GrantNotFound()
+        TokenGrant.objects.filter(pk=grant.pk).delete()
+        change_record(
+            actor=_actor(caller, request_id),
+            action=AccessAction.GRANT_REMOVE,
+            at=timezone.now(),
+            token=token,
+            scope_id=scope_id,
+            role=grant.role,
+        )
+        token_forget(token)
+    return _view(token, caller)
+
+
+def _actor(caller: Principal, request_id: str) -> Actor:
+    return Actor(caller.name, caller.token_id, request_id)
+
+
+def _locked(token_id: int) -> ApiToken:
+    """Token ``token_id``, locked for the transaction; ``TokenNotFound``."""
+    token = ApiToken.objects.select_for_update().filter(pk=token_id).first()
+    if token is None:
+        raise TokenNotFound()
+    return token
+
+
+def _touchable(caller: Principal, token_id: int) -> ApiToken:
+    """Token ``token_id``, locked, if ``caller`` administers every scope it reaches."""
+    token = _locked(token_id)
+    own, inherited = token_reach(token)
+    token_touchable_or_refuse(caller, [scope for scope, _ in own + inherited])
+    return token
+
+
+def _view(token: ApiToken, caller: Principal) -> TokenView:
+    _, inherited = token_reach(token)
+    return token_view(token, caller=caller, principal_grants=inherited)
+
+
+def _lifetime_or_refuse(caller: Principal, expires_at: datetime | None) -> None:
+    """``BeyondYourLifetime`` when ``expires_at`` outlives the caller's token."""
+    caller_expires_at = (
+        None
+        if caller.token_id is None
+        else ApiToken.objects.filter(pk=caller.token_id)
+        .values_list("expires_at", flat=True)
+        .first()
+    )
+    if not lifetime_allows(caller_expires_at=caller_expires_at, expires_at=expires_at):
+        raise BeyondYourLifetime()
+
+
+def _scopes_exist_or_refuse(scope_ids: Iterable[str]) -> None:
+    unknown = scope_ids_unknown(
+        scope_ids=(scope_id for scope_id in scope_ids if scope_id != ALL_SCOPES)
+    )
+    if unknown:
+        raise ScopeNotFound(details={"scope_ids": unknown})

@@ -1,0 +1,146 @@
+"""``manage.py import_powercontext PATH``: bring a PowerContext 1.4.1 database over.
+
+Reads the reference server's SQLite file (read-only) and imports its scopes and
+every content Source at its original position (spec/access.md 2). Three passes,
+each with a progress bar on stderr: *plan* compares the file with this registry
+and writes nothing; *import* writes what is new; *verify* re-reads every Source
+of the file here and compares. Any conflict - an identity holding another value
+here, a position taken by another identity, a scope with other fields - is
+listed and nothing is written. A re-run imports nothing twice. ``--dry-run``
+stops after the plan. The summary is the last lines of stdout.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import IntegrityError
+from tqdm import tqdm
+
+from powercontext.principals import STATIC_TOKEN_PRINCIPAL
+from sources.importing.plan import CONFLICTS_SHOWN, ImportPlan, import_plan
+from sources.importing.reference import ReferenceDatabase, ReferenceUnreadable
+from sources.importing.writer import import_verify, scopes_write, sources_write
+
+
+class Command(BaseCommand):
+    help = "Import a PowerContext 1.4.1 SQLite database (scopes and Sources)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path, help="the reference's powercontext.db")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="plan and report; write nothing"
+        )
+        parser.add_argument(
+            "--scope",
+            action="append",
+            default=None,
+            metavar="ID",
+            help="import only this scope (repeatable)",
+        )
+        parser.add_argument(
+            "--principal",
+            default=STATIC_TOKEN_PRINCIPAL,
+            help=(
+                "who the imported scopes and Sources are recorded as created by; "
+                "a scope's creation replays for this principal only "
+                f"(default {STATIC_TOKEN_PRINCIPAL!r}: the reference's static token)"
+            ),
+        )
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        started = time.monotonic()
+        try:
+            reference = ReferenceDatabase(options["path"])
+        except ReferenceUnreadable as exc:
+            raise CommandError(str(exc)) from None
+        principal = options["principal"]
+        only = set(options["scope"]) if options["scope"] else None
+        quiet = options["no_progress"]
+        with self._bar("plan", reference.source_count(only), quiet) as bar:
+            plan = import_plan(
+                reference, only=only, principal=principal, advance=bar.update
+            )
+        self._report_plan(plan)
+        if plan.conflicts:
+            raise CommandError(
+                f"{len(plan.conflicts)} conflict(s); nothing was written."
+            )
+        if options["dry_run"]:
+            self.stdout.write("Dry run: nothing was written.")
+            return
+        request_id = "imp" + secrets.token_hex(6)
+        scopes = scopes_write(plan, principal=principal, request_id=request_id)
+        written = 0
+        with self._bar("import", plan.file_sources, quiet) as bar:
+            for scope_plan in plan.scopes:
+                try:
+                    written += sources_write(
+                        reference,
+                        scope_plan,
+                        principal=principal,
+                        request_id=request_id,
+                        advance=bar.update,
+                    )
+                except IntegrityError as exc:
+                    raise CommandError(
+                        f"Scope {scope_plan.scope.scope_id}: a Source was captured "
+                        f"here while importing ({exc}). {written} Sources were "
+                        "written; run the import again to see the conflict."
+                    ) from None
+        with self._bar("verify", plan.file_sources, quiet) as bar:
+            mismatches = list(import_verify(reference, plan, advance=bar.update))
+        elapsed = time.monotonic() - started
+        for mismatch in mismatches[:CONFLICTS_SHOWN]:
+            self.stderr.write(
+                f"  mismatch {mismatch.scope_id} / {mismatch.source_id!r}: "
+                f"{mismatch.reason}"
+            )
+        rate = written / elapsed if elapsed > 0 else 0.0
+        self.stdout.write(
+            f"Imported {scopes} new scope(s) and {written} new Source(s) "
+            f"in {elapsed:.1f} s ({rate:.0f} Sources/s); "
+            f"{plan.file_sources - written} were already here."
+        )
+        if mismatches:
+            raise CommandError(
+                f"Verification found {len(mismatches)} difference(s) between the "
+                "file and this registry."
+            )
+        self.stdout.write(
+            f"Verified {plan.file_sources} Source(s) in {len(plan.scopes)} scope(s): "
+            "identical to the file."
+        )
+
+    def _bar(self, desc: str, total: int | None, quiet: bool) -> tqdm:
+        return tqdm(total=total, desc=desc, unit="src", disable=quiet, smoothing=0.1)
+
+    def _report_plan(self, plan: ImportPlan) -> None:
+        for scope_plan in plan.scopes:
+            state = "exists" if scope_plan.exists else "new"
+            self.stdout.write(
+                f"  scope {scope_plan.scope.scope_id} ({state}): "
+                f"{scope_plan.sources} Sources, {scope_plan.new} new, "
+                f"positions up to {scope_plan.last_position}"
+            )
+        for unsupported in plan.unsupported:
+            self.stderr.write(
+                f"  skipped {unsupported.scope_id} / {unsupported.source_type} / "
+                f"{unsupported.source_id!r}: {unsupported.reason}"
+            )
+        for conflict in plan.conflicts[:CONFLICTS_SHOWN]:
+            self.stderr.write(f"  conflict {conflict}")
+        if len(plan.conflicts) > CONFLICTS_SHOWN:
+            self.stderr.write(
+                f"  ... and {len(plan.conflicts) - CONFLICTS_SHOWN} more conflicts"
+            )
+        self.stdout.write(
+            f"Plan: {len(plan.scopes)} scope(s), {plan.file_sources} Source(s) in the "
+            f"file, {plan.new_sources} new, {len(plan.conflicts)} conflict(s), "
+            f"{len(plan.unsupported)} skipped."
+        )
