@@ -47,10 +47,22 @@ class ReadOnlyAdminMixin:
 
 
 class CappedCountPaginator(Paginator):
-    """Counts at most ``CAP + 1`` rows, so a changelist never runs a full COUNT(*)."""
+    """Counts at most ``CAP + 1`` rows, so a changelist never runs a full COUNT(*).
 
-    CAP = 10_000
+    Counting stops at the cap because a filtered count reads every matching row up
+    to it: a thousand is a few milliseconds at any table size, ten thousand rows of
+    a 5% filter was a fifth of a second at a million Sources (decision 0022).
+    Past the cap the list shows ``CAP // per_page`` pages and says "more than CAP"
+    (``admin/pagination.html``).
+    """
+
+    CAP = 1_000
 
     @cached_property
     def count(self) -> int:
         return self.object_list[: self.CAP + 1].count()  # type: ignore[attr-defined]
+
+    @property
+    def capped(self) -> bool:
+        """Whether there are more rows than were counted."""
+        return self.count > self.CAP
