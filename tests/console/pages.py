@@ -1,9 +1,9 @@
 """Every page of the admin audit console, listed from the admin site itself.
 
 For each registered model admin: its list, the list under every choice of every
-filter it offers (as the filter sidebar links them), with the facet counts asked
-for, searched by each exact-search field of a sample row, and the sample row's
-own page. A model admin registered later is covered without editing this file.
+filter it offers (as the filter sidebar links them), its last page, with the facet
+counts asked for, searched by each exact-search field of a sample row, and the
+sample row's own page. A model admin registered later is covered without editing this file.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin
-from django.contrib.admin.views.main import IS_FACETS_VAR
+from django.contrib.admin.views.main import IS_FACETS_VAR, PAGE_VAR
 from django.db.models import Model
 from django.test import RequestFactory
 from django.urls import reverse
@@ -50,13 +50,16 @@ def console_pages(user: Any, samples: dict[type[Model], Model]) -> list[str]:
 
 
 def _filtered(changelist: str, model_admin: Any, user: Any) -> list[str]:
-    """The list under each filter choice the sidebar offers."""
+    """The list under each filter choice the sidebar offers, and its last page."""
     request = RequestFactory().get(changelist)
     request.user = user
     cl = model_admin.get_changelist_instance(request)
-    return [
+    pages = [
         f"{changelist}{choice['query_string']}"
         for spec in cl.filter_specs
         for choice in spec.choices(cl)
         if choice["query_string"] != "?"
     ]
+    if cl.paginator.num_pages > 1:
+        pages.append(f"{changelist}?{PAGE_VAR}={cl.paginator.num_pages}")
+    return pages

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 
 from sources.models import ContentSource
 from tests.conftest import ApiClient
@@ -26,11 +26,17 @@ from tests.sessions_app.conftest import session_path
 from .pages import console_pages
 from .seed import registry_seed
 
-pytestmark = [pytest.mark.postgres, pytest.mark.console, pytest.mark.django_db]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.console,
+    pytest.mark.django_db,
+    pytest.mark.timeout(900),
+]
 
 SOURCES = 1_000_000
 BUDGET_SECONDS = 0.300
 SCOPE = "scp_scale0000000000000000"
+STATEMENT_TIMEOUT_SECONDS = 5
 REPORT = Path(__file__).resolve().parents[2] / "var" / "console-timings.txt"
 
 
@@ -52,13 +58,19 @@ def registry(api: ApiClient) -> str:
 
 
 def _median_seconds(client: Any, url: str) -> float:
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.status_code)
+    """The median of three fetches after a warm-up; a page whose query runs into
+    the statement timeout counts as that long (its savepoint is rolled back)."""
     timings = []
-    for _ in range(3):
+    for attempt in range(4):
         started = time.perf_counter()
-        client.get(url)
-        timings.append(time.perf_counter() - started)
+        try:
+            with transaction.atomic():
+                response = client.get(url)
+        except OperationalError:
+            return STATEMENT_TIMEOUT_SECONDS
+        assert response.status_code == 200, (url, response.status_code)
+        if attempt:
+            timings.append(time.perf_counter() - started)
     return statistics.median(timings)
 
 
@@ -70,8 +82,21 @@ def test_every_console_page_answers_within_budget_at_a_million_sources(
         scope_id=registry, source_id=f"src-{SOURCES // 2}"
     )
     pages = console_pages(admin_user, {ContentSource: middle})
+    # A scope's Sources and attempts, as the scope's page links them.
+    pages += [
+        f"/admin/sources/contentsource/?scope__exact={registry}",
+        f"/admin/sources/contentsource/?scope__exact={registry}"
+        "&is_working_note__exact=1&state=expired",
+        f"/admin/sources/captureattempt/?scope__exact={registry}",
+        f"/admin/sources/captureattempt/?scope__exact={registry}"
+        f"&source_type__exact=content&source_id__exact=src-{SOURCES // 2}",
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL statement_timeout = '{STATEMENT_TIMEOUT_SECONDS}s'")
 
     timings = {url: _median_seconds(admin_client, url) for url in pages}
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL statement_timeout = 0")
 
     REPORT.parent.mkdir(exist_ok=True)
     REPORT.write_text(
