@@ -15,6 +15,12 @@ class ExactSearchMixin:
 
     Django's ``=`` prefix means ``iexact`` (ILIKE on PostgreSQL); identities are
     case-sensitive and never trimmed, so the term is compared as typed.
+
+    The list is filtered on the fields the term names rows by, found first with
+    one ``EXISTS`` probe per field: a term is nearly always one kind of identity,
+    and one equality walks its index in the list's order, where an ``OR`` of
+    every field gathers and sorts all matches (a session's thousands of notes)
+    before the first page (decision 0022). Each field needs an index.
     """
 
     exact_search_fields: tuple[str, ...] = ()
@@ -26,7 +32,10 @@ class ExactSearchMixin:
             return queryset, False
         condition = Q()
         for field in self.exact_search_fields:
-            condition |= Q(**{field: search_term})
+            if queryset.filter(**{field: search_term}).exists():
+                condition |= Q(**{field: search_term})
+        if not condition:
+            return queryset.none(), False
         return queryset.filter(condition), False
 
 

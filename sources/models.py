@@ -208,10 +208,13 @@ class ContentSource(ImmutableModel):
                 condition=models.Q(is_working_note=True),
             ),
             # The audit console (docs/decisions/0022): exact search on a source id
-            # or session id across scopes, and the "expired" state filter.
-            models.Index(fields=["source_id"], name="sources_source_id_idx"),
+            # or session id across scopes, in the list's order, and the "expired"
+            # state filter.
             models.Index(
-                fields=["session_id"],
+                fields=["source_id", "scope", "position"], name="sources_source_id_idx"
+            ),
+            models.Index(
+                fields=["session_id", "scope", "position"],
                 name="sources_source_session_id_idx",
                 condition=models.Q(session_id__isnull=False),
             ),
@@ -255,9 +258,13 @@ class CaptureAttempt(ImmutableModel):
             # The audit console (docs/decisions/0022): exact search across scopes
             # and the outcome and reason filters, newest first. Accepted attempts
             # (nearly all) are left out of the outcome and reason indexes.
-            models.Index(fields=["source_id"], name="sources_attempt_source_idx"),
-            models.Index(fields=["principal"], name="sources_attempt_principal_idx"),
-            models.Index(fields=["request_id"], name="sources_attempt_request_idx"),
+            models.Index(fields=["source_id", "id"], name="sources_attempt_source_idx"),
+            models.Index(
+                fields=["principal", "id"], name="sources_attempt_principal_idx"
+            ),
+            models.Index(
+                fields=["request_id", "id"], name="sources_attempt_request_idx"
+            ),
             models.Index(
                 fields=["outcome", "id"],
                 name="sources_attempt_outcome_idx",

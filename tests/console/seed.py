@@ -69,18 +69,14 @@ ORDER BY n, attempt.k
 
 
 def registry_seed(*, scope_id: str, count: int) -> None:
-    """Write the scope, ``count`` Sources and their attempts, then ANALYZE.
-
-    Runs in the caller's transaction (the test's, rolled back after it): ANALYZE
-    there samples the rows this transaction wrote, so the planner sees the scale.
-    """
+    """Write the scope, ``count`` Sources and their attempts in the caller's
+    transaction; ANALYZE the two tables once it is committed."""
     params = {"scope": scope_id, "count": count, "request_id": SEED_REQUEST_ID}
     with connection.cursor() as cursor:
-        # Foreign keys checked row by row now, not two million queued checks at
-        # the end of the test.
+        # Foreign keys checked row by row now, not two million checks queued
+        # for the commit.
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(_SCOPE, params)
         cursor.execute(_SOURCES, params)
         cursor.execute(_ATTEMPTS, params)
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-        cursor.execute("ANALYZE sources_contentsource, sources_captureattempt")
