@@ -9,7 +9,7 @@ PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint test-postgres test-sqlite bench clean
+.PHONY: run test lint test-postgres test-sqlite test-browser bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,12 +60,26 @@ test: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
 	$(MAKE) --no-print-directory test-sqlite
 
 test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
-	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider
+	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
+		-m "not console"
 
 test-sqlite: $(VENV)/.installed
 	@mkdir -p var
 	DATABASE_URL=$(SQLITE_TEST_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
-		-m "not postgres"
+		-m "not postgres and not console"
+
+# The admin audit console (tests/console): Playwright drives Debian's chromium
+# (CHROMIUM, default /usr/bin/chromium; `apt-get install chromium`, .ci/run does it)
+# against a live server, screenshots land in var/screenshots/; then every console
+# page is timed at a million Sources on PostgreSQL (seeding takes one to two
+# minutes; the figures land in var/console-timings.txt).
+CHROMIUM ?= /usr/bin/chromium
+test-browser: $(VENV)/.installed
+	@test -x $(CHROMIUM) || { echo ">>> $(CHROMIUM) is missing: apt-get install chromium" >&2; exit 1; }
+	$(VENV)/bin/python -c 'import playwright' 2>/dev/null || $(VENV)/bin/pip install --quiet -e '.[browser]'
+	@mkdir -p var/screenshots
+	POWERCONTEXT_CHROMIUM=$(CHROMIUM) DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider \
+		-m console tests/console
 
 # Needs PostgreSQL (BENCH_PG), Redis (BENCH_REDIS_URL) and, if wrk is missing, root for
 # apt-get; takes about half an hour (BENCH_PHASES=compare: about fourteen minutes).

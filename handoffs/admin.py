@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin
+from django.contrib.admin import ShowFacets
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
@@ -60,6 +61,8 @@ class HandoffLineageInline(ReadOnlyAdminMixin, admin.TabularInline):
 class HandoffAuditAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     paginator = CappedCountPaginator
     show_full_result_count = False
+    # Facet counts are a COUNT per filter choice over the whole table.
+    show_facets = ShowFacets.NEVER
     list_per_page = 50
 
 

@@ -6,10 +6,13 @@ import json
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.contrib.admin import ShowFacets
+from django.db.models import Min, QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 
 from powercontext.admintools import (
     CappedCountPaginator,
@@ -47,7 +50,19 @@ class ScopeAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     search_help_text = "Exact scope id, title or creator."
     ordering = ["scope_id"]
     show_full_result_count = False
+    show_facets = ShowFacets.NEVER
     inlines = [ScopeContextReferenceInline, ScopeExternalReferenceInline]
+    readonly_fields = ["registry"]
+
+    @admin.display(description="registry")
+    def registry(self, scope: Scope) -> str:
+        # Links, not inlines: a scope holds millions of Sources.
+        return format_html(
+            '<a href="{}">Sources of this scope</a> · '
+            '<a href="{}">capture attempts in this scope</a>',
+            _changelist("contentsource", scope__exact=scope.scope_id),
+            _changelist("captureattempt", scope__exact=scope.scope_id),
+        )
 
 
 class AvailabilityFilter(admin.SimpleListFilter):
@@ -67,9 +82,39 @@ class AvailabilityFilter(admin.SimpleListFilter):
         return queryset.filter(availability_condition(state, timezone.now()))
 
 
+class AttemptReasonFilter(admin.SimpleListFilter):
+    """The ``reason`` of an attempt, offered from the reasons in the log.
+
+    Django's own filter for a plain column reads ``SELECT DISTINCT`` over the whole
+    log; this one asks the reason index for the next reason after the last, one
+    probe per distinct reason (a handful).
+    """
+
+    title = "reason"
+    parameter_name = "reason"
+    MAX_SHOWN = 50
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        reasons: list[str] = []
+        given = CaptureAttempt.objects.filter(reason__isnull=False)
+        while len(reasons) < self.MAX_SHOWN:
+            later = given.filter(reason__gt=reasons[-1]) if reasons else given
+            reason = later.aggregate(first=Min("reason"))["first"]
+            if reason is None:
+                break
+            reasons.append(reason)
+        return [(reason, reason) for reason in reasons]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        return queryset if value is None else queryset.filter(reason=value)
+
+
 class RegistryAuditAdmin(ExactSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     paginator = CappedCountPaginator
     show_full_result_count = False
+    # Facet counts are a COUNT per filter choice over the whole table.
+    show_facets = ShowFacets.NEVER
     list_per_page = 50
 
 
@@ -104,6 +149,7 @@ class ContentSourceAdmin(RegistryAuditAdmin):
         "session_id",
         "note_kind",
         "expires_at",
+        "attempt_history",
         "value_digest",
         "content_digest",
         "created_at",
@@ -122,6 +168,35 @@ class ContentSourceAdmin(RegistryAuditAdmin):
             "<pre>{}</pre>", json.dumps(obj.metadata, indent=2, ensure_ascii=False)
         )
 
+    @admin.display(description="attempt history")
+    def attempt_history(self, obj: ContentSource) -> str:
+        """The newest attempts on this identity (the identity index, newest first)
+        and a link to all of them."""
+        identity = {
+            "scope": obj.scope_id,
+            "source_type": obj.source_type,
+            "source_id": obj.source_id,
+        }
+        attempts = CaptureAttempt.objects.filter(**identity).order_by("-id")
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (a.at.isoformat(), a.outcome, a.reason or "", a.principal, a.request_id)
+                for a in attempts[:HISTORY_SHOWN]
+            ),
+        )
+        link = _changelist(
+            "captureattempt", **{f"{name}__exact": v for name, v in identity.items()}
+        )
+        return format_html(
+            '<table class="attempt-history"><thead><tr><th>at</th><th>outcome</th>'
+            "<th>reason</th><th>principal</th><th>request id</th></tr></thead>"
+            '<tbody>{}</tbody></table><a href="{}">every attempt on this identity</a>',
+            rows,
+            link,
+        )
+
 
 @admin.register(CaptureAttempt)
 class CaptureAttemptAdmin(RegistryAuditAdmin):
@@ -134,7 +209,7 @@ class CaptureAttemptAdmin(RegistryAuditAdmin):
         "principal",
         "request_id",
     ]
-    list_filter = ["outcome", "reason"]
+    list_filter = ["outcome", AttemptReasonFilter]
     search_fields = ["source_id"]
     exact_search_fields = ("scope_id", "source_id", "principal", "request_id")
     search_help_text = "Exact scope id, source id, principal or request id."
@@ -151,6 +226,14 @@ class CaptureAttemptAdmin(RegistryAuditAdmin):
         "request_id",
         "at",
     ]
+
+
+HISTORY_SHOWN = 20
+
+
+def _changelist(model_name: str, **filters: str) -> str:
+    """The URL of a registry list with ``filters`` applied."""
+    return f"{reverse(f'admin:sources_{model_name}_changelist')}?{urlencode(filters)}"
 
 
 def _pretty(stored_content: str) -> str:

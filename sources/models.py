@@ -207,6 +207,22 @@ class ContentSource(ImmutableModel):
                 name="sources_source_kind_idx",
                 condition=models.Q(is_working_note=True),
             ),
+            # The audit console (docs/decisions/0022): exact search on a source id
+            # or session id across scopes, in the list's order, and the "expired"
+            # state filter.
+            models.Index(
+                fields=["source_id", "scope", "position"], name="sources_source_id_idx"
+            ),
+            models.Index(
+                fields=["session_id", "scope", "position"],
+                name="sources_source_session_id_idx",
+                condition=models.Q(session_id__isnull=False),
+            ),
+            models.Index(
+                fields=["expires_at"],
+                name="sources_source_expiry_idx",
+                condition=models.Q(is_working_note=True, expires_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -238,6 +254,26 @@ class CaptureAttempt(ImmutableModel):
             models.Index(
                 fields=["scope", "source_type", "source_id", "id"],
                 name="sources_attempt_identity_idx",
+            ),
+            # The audit console (docs/decisions/0022): exact search across scopes
+            # and the outcome and reason filters, newest first. Accepted attempts
+            # (nearly all) are left out of the outcome and reason indexes.
+            models.Index(fields=["source_id", "id"], name="sources_attempt_source_idx"),
+            models.Index(
+                fields=["principal", "id"], name="sources_attempt_principal_idx"
+            ),
+            models.Index(
+                fields=["request_id", "id"], name="sources_attempt_request_idx"
+            ),
+            models.Index(
+                fields=["outcome", "id"],
+                name="sources_attempt_outcome_idx",
+                condition=~models.Q(outcome="accepted"),
+            ),
+            models.Index(
+                fields=["reason", "id"],
+                name="sources_attempt_reason_idx",
+                condition=models.Q(reason__isnull=False),
             ),
         ]
 

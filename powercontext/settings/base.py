@@ -79,7 +79,9 @@ APPEND_SLASH = False
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The audit console's look (wrapping text, capped counts): overrides of
+        # admin templates, found before django.contrib.admin's own.
+        "DIRS": [BASE_DIR / "powercontext" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

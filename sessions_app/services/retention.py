@@ -8,6 +8,7 @@ envelope write takes - so a write never references a value while it is deleted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,12 +29,15 @@ class PruneResult:
     values: int
 
 
-def envelope_revisions_prune() -> PruneResult:
+def envelope_revisions_prune(
+    *, progress: Callable[[int, int], None] | None = None
+) -> PruneResult:
     """Delete revisions created before ``now - SESSION_REVISION_RETENTION``.
 
     Never deletes the revision that is its envelope's current version, and never a
     value a remaining revision references. Takes each affected envelope's row
-    lock in turn (one durable transaction per envelope). Returns the counts.
+    lock in turn (one durable transaction per envelope). Calls ``progress(done,
+    total)`` before the first envelope and after each. Returns the counts.
     """
     cutoff = timezone.now() - settings.SESSION_REVISION_RETENTION
     envelope_ids = list(
@@ -43,11 +47,14 @@ def envelope_revisions_prune() -> PruneResult:
         .values_list("envelope_id", flat=True)
         .distinct()
     )
+    report = progress or (lambda done, total: None)
+    report(0, len(envelope_ids))
     revisions = values = 0
-    for envelope_id in envelope_ids:
+    for done, envelope_id in enumerate(envelope_ids, start=1):
         pruned_revisions, pruned_values = _prune_envelope(envelope_id, cutoff)
         revisions += pruned_revisions
         values += pruned_values
+        report(done, len(envelope_ids))
     return PruneResult(envelopes=len(envelope_ids), revisions=revisions, values=values)
 
 

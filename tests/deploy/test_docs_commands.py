@@ -146,8 +146,8 @@ def test_each_make_line_of_the_readme_names_a_target() -> None:
         for target in targets
     ]
 
-    assert targets == ["run", "test"]
-    assert dry_runs == [0, 0]
+    assert targets == ["run", "test", "test-browser"]
+    assert dry_runs == [0, 0, 0]
 
 
 def documented_variables() -> set[str]:

@@ -184,6 +184,25 @@ def test_the_retention_is_a_setting(
     assert revision_versions(scope_id) == [2]
 
 
+def test_prune_prints_its_progress_per_envelope_on_stderr(
+    api: ApiClient, scope_id: str
+) -> None:
+    for session in ("a", "b", "c"):
+        path = session_path(scope_id, session)
+        for day, cwd in ((0, "/old"), (40, "/new")):
+            with time_machine.travel(START + timedelta(days=day), tick=False):
+                assert api.patch(path, {"meta": {"cwd": cwd}}).status_code in (200, 201)
+    out, err = io.StringIO(), io.StringIO()
+
+    with time_machine.travel(START + timedelta(days=41), tick=False):
+        call_command("prune_envelope_revisions", stdout=out, stderr=err)
+
+    assert err.getvalue().splitlines() == [
+        f"  {done} of 3 envelopes pruned ({100 * done // 3}%)" for done in range(4)
+    ]
+    assert "Pruned 3 revisions" in out.getvalue()
+
+
 def test_prune_leaves_envelopes_without_old_revisions_alone(
     api: ApiClient, scope_id: str
 ) -> None:

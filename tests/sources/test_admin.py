@@ -125,3 +125,106 @@ def test_attempt_search_by_request_id(admin_client: Any, rows: str) -> None:
 
     assert response.content.decode().count(request_id) >= 1
     assert "n1" in response.content.decode()
+
+
+@pytest.fixture
+def attempts(api: ApiClient, rows: str) -> str:
+    """Beyond ``rows``: a replay and a conflict of ``Plain``, a rejected note."""
+    for content in ("x", "changed"):
+        api.post(
+            "/v1/sources/content",
+            {"scope_id": rows, "source_id": "Plain", "content": content},
+        )
+    api.post(
+        "/v1/sources/working-notes",
+        {
+            "scope_id": rows,
+            "source_id": "late",
+            "content": "too late",
+            "session_id": "s",
+            "note_kind": "validation",
+            "expires_at": timezone.now().isoformat(),
+        },
+    )
+    return rows
+
+
+def test_the_reason_filter_offers_the_reasons_in_the_log_and_filters_by_one(
+    admin_client: Any, attempts: str
+) -> None:
+    page = admin_client.get("/admin/sources/captureattempt/").content.decode()
+    offered = re.findall(r'href="\?reason=([a-z_]+)"', page)
+    conflicts = admin_client.get(
+        "/admin/sources/captureattempt/", {"reason": "source_conflict"}
+    )
+
+    assert offered == ["not_in_future", "source_conflict"]
+    assert listed(conflicts) == ["Plain"]
+    assert "conflict" in conflicts.content.decode()
+
+
+@pytest.mark.parametrize(
+    "url", ["/admin/sources/contentsource/", "/admin/sources/captureattempt/"]
+)
+def test_facet_counts_are_never_computed(
+    admin_client: Any, attempts: str, url: str
+) -> None:
+    with CaptureQueriesContext(connection) as captured:
+        assert admin_client.get(url, {"_facets": "True"}).status_code == 200
+
+    counts = [q["sql"] for q in captured.captured_queries if "COUNT(" in q["sql"]]
+    assert len(counts) == 1, counts  # the capped count of the page, nothing more
+
+
+def test_past_the_cap_a_list_says_more_than_the_cap(
+    admin_client: Any, rows: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from powercontext.admintools import CappedCountPaginator
+
+    monkeypatch.setattr(CappedCountPaginator, "CAP", 2)
+
+    capped = admin_client.get("/admin/sources/contentsource/").content.decode()
+    exact = admin_client.get(
+        "/admin/sources/contentsource/", {"is_working_note__exact": "1"}
+    ).content.decode()
+
+    assert "more than 2 content sources" in capped
+    assert "3 content sources" not in capped
+    assert re.search(r"\b2 content sources", exact)
+    assert "more than" not in exact
+
+
+def test_a_sources_page_shows_the_attempts_on_its_identity_newest_first(
+    admin_client: Any, attempts: str
+) -> None:
+    from sources.models import ContentSource
+
+    pk = ContentSource.objects.get(source_id="Plain").pk
+
+    page = admin_client.get(f"/admin/sources/contentsource/{pk}/change/")
+    body = page.content.decode()
+    history = body[body.index('class="attempt-history"') :]
+    outcomes = re.findall(r"<tr><td>[^<]*</td><td>([a-z]+)</td>", history)
+
+    assert outcomes == ["conflict", "replayed", "accepted"]
+    assert (
+        f"scope__exact={attempts}&amp;source_type__exact=content"
+        "&amp;source_id__exact=Plain"
+    ) in history
+
+
+def test_a_scopes_page_links_to_its_sources_and_attempts(
+    admin_client: Any, attempts: str
+) -> None:
+    page = admin_client.get(f"/admin/sources/scope/{attempts}/change/")
+    links = re.findall(
+        r'href="(/admin/sources/[a-z]+/\?scope__exact=[^"]+)"', page.content.decode()
+    )
+
+    sources = admin_client.get(links[0])
+
+    assert links == [
+        f"/admin/sources/contentsource/?scope__exact={attempts}",
+        f"/admin/sources/captureattempt/?scope__exact={attempts}",
+    ]
+    assert sorted(listed(sources)) == ["Plain", "n1", "n2"]

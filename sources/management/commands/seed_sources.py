@@ -18,12 +18,12 @@ import secrets
 from fractions import Fraction
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import IntegrityError
 from django.utils import timezone
 from tqdm import tqdm
 
-from powercontext.cli import decimal_fraction, decimal_integer
+from powercontext.cli import ExplainedCommand, decimal_fraction, decimal_integer
 from powercontext.db.constraints import violates_constraint
 from powercontext.exceptions import RequestValidationError
 from powercontext.inputs import validate_input
@@ -42,10 +42,25 @@ from sources.services import scope_create
 from sources.services.capture import IDENTITY_CONSTRAINT
 
 
-class Command(BaseCommand):
+class Command(ExplainedCommand):
     help = (
         "Seed a scope with N Sources (bulk insert; positions and digests as capture)."
     )
+    explanation = """
+        For benchmarks and trials: writes N Sources into an existing scope
+        (--scope) or a new one (--create-scope), exactly as capture stores them
+        - canonical content, digests, gap-free positions, an accepted attempt
+        each - so they replay and conflict like captured ones. A share of them
+        (--notes) are Working Notes spread over --sessions session ids and the
+        five kinds. Batches of --batch rows are one transaction each (COPY on
+        PostgreSQL), so captures may run meanwhile. Every option and the ids
+        PREFIX1..PREFIXN are checked before anything is written. A progress bar
+        goes to stderr (--no-progress turns it off); the scope id is printed on
+        stdout.
+
+          .venv/bin/python manage.py seed_sources 1000000 --create-scope 'Bench'
+          .venv/bin/python manage.py seed_sources 5000 --scope scp_0123... --notes 0.5
+        """
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -70,13 +85,20 @@ class Command(BaseCommand):
             default=100,
             help="session ids the notes are spread over (default 100)",
         )
-        parser.add_argument("--batch", type=decimal_integer, default=10_000)
+        parser.add_argument(
+            "--batch",
+            type=decimal_integer,
+            default=10_000,
+            help="Sources written per transaction (default 10000)",
+        )
         parser.add_argument(
             "--prefix",
             default=None,
             help="source id prefix (default seed-<random>-), ids are PREFIX<n>",
         )
-        parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument(
+            "--no-progress", action="store_true", help="print no progress bar"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         count, batch = options["count"], options["batch"]

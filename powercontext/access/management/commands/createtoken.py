@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from powercontext.access.changes import Actor
 from powercontext.access.tokens import token_create, token_request_check
-from powercontext.cli import decimal_integer
+from powercontext.cli import ExplainedCommand, decimal_integer
 from powercontext.exceptions import DomainError
 from powercontext.principals import ALL_SCOPES, Role
 from sources.selectors import scope_ids_unknown
@@ -61,8 +61,21 @@ def expires_at_for(days: int | None) -> datetime | None:
     return timezone.now() + timedelta(days=days)
 
 
-class Command(BaseCommand):
+class Command(ExplainedCommand):
     help = "Mint an API token with grants; prints the token as the last line."
+    explanation = """
+        Creates a bearer token acting as --name with a role (viewer,
+        contributor or admin; docs/api.md) on each granted scope, '*' meaning
+        every scope; --expires-in-days limits its life. Only a hash of
+        the token is stored: the token itself is printed once, alone on the
+        last line of stdout (a script can take it with tail -n 1); its visible
+        prefix, for revoketoken and the admin, goes to stderr. Bad input is an
+        error and nothing is written.
+
+          .venv/bin/python manage.py createtoken --name ci-bot --grant '*:contributor'
+          .venv/bin/python manage.py createtoken --name reader \\
+              --grant scp_0123...:viewer --expires-in-days 30
+        """
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from powercontext.access.changes import Actor
 from powercontext.access.models import ApiToken
@@ -28,6 +28,7 @@ from powercontext.access.tokens import (
     token_create,
     token_revoke,
 )
+from powercontext.cli import ExplainedCommand
 from powercontext.principals import ALL_SCOPES, Grant, Role
 
 LOCAL_PRINCIPAL = "local"
@@ -83,11 +84,20 @@ def other_local_tokens_revoke(keep: str) -> int:
     return len(prefixes)
 
 
-class Command(BaseCommand):
+class Command(ExplainedCommand):
     help = (
         "Print the local *:admin token (reused while valid) and a fresh admin "
         "password; revoke older local tokens."
     )
+    explanation = """
+        For development: make run calls it before serving. It keeps one API
+        token for the principal 'local' with *:admin in var/local_token (mode
+        0600), printed again while it still authenticates and minted anew
+        otherwise; revokes every other unrevoked 'local' token; and gives the
+        admin user 'admin' a new password, printed once. The URLs it prints
+        follow --bind or POWERCONTEXT_BIND, as gunicorn binds. Never run it
+        against a production database: it creates an admin login.
+        """
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

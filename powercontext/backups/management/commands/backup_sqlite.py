@@ -12,16 +12,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import connection
 
 from powercontext.backups.exceptions import BackupFailed
 from powercontext.backups.sqlite import sqlite_backup
-from powercontext.cli import decimal_integer
+from powercontext.cli import ExplainedCommand, decimal_integer
 
 
-class Command(BaseCommand):
+class Command(ExplainedCommand):
     help = "Back up the SQLite database online (safe in WAL mode) to a new file."
+    explanation = """
+        Copies the SQLite database of DATABASE_URL (by default
+        var/powercontext.sqlite3) to DEST with SQLite's online backup API, from
+        one consistent snapshot, while the service keeps serving; then checks
+        the copy's integrity. DEST must not exist unless --force is given.
+        Progress goes to stderr every --pages-per-step pages, one summary line
+        to stdout. A PostgreSQL database is refused: back it up with pg_dump
+        (docs/deploying.md, Backups).
+
+          .venv/bin/python manage.py backup_sqlite var/backups/$(date +%F).sqlite3
+        """
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("destination", type=Path, help="The backup file to write.")
