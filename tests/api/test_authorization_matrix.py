@@ -179,6 +179,13 @@ MATRIX: dict[tuple[str, str], Row] = {
         _generation(evidence=[handoff.sc("c-1")]),
         (503,),
     ),
+    # Any valid token may talk MCP; each tool call is then authorized as its
+    # operation (tests/mcp/).
+    ("mcp", "post"): Row(
+        "any",
+        lambda world: "/mcp",
+        lambda world: {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+    ),
     ("handoff-activate", "post"): Row(
         "contributor",
         lambda world: handoff.ACTIVATE,
