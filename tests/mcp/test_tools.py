@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import override_settings
 
+from powercontext.mcp_server.tools import REGISTRY
 from sessions_app.inputs import SessionPath, WorkingNotesPut
 from sources.inputs import CaptureWorkingNote
 from sources.models import ContentSource
@@ -39,6 +42,9 @@ TOOL_NAMES = {
 }
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def _note(scope_id: str, source_id: str = "n-1", **extra: Any) -> dict[str, Any]:
     return {
         "scope_id": scope_id,
@@ -56,6 +62,13 @@ def _tools(api: ApiClient) -> dict[str, dict[str, Any]]:
 
 def test_the_list_names_every_tool(api: ApiClient) -> None:
     assert set(_tools(api)) == TOOL_NAMES
+
+
+def test_the_api_page_lists_every_tool() -> None:
+    page = (ROOT / "docs" / "api.md").read_text()
+    section = page.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
+
+    assert set(re.findall(r"^\| `([a-z_]+)`", section, re.MULTILINE)) == set(REGISTRY)
 
 
 @pytest.mark.parametrize(
