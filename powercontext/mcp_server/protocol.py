@@ -19,6 +19,8 @@ import mcp.types as types
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, ValidationError
 
+from powercontext.text import text_problem
+
 SERVER_NAME = "powercontext"
 SERVER_VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -44,8 +46,10 @@ class Reply:
     def body(self) -> bytes:
         if self.message is None:
             return b""
-        # Unset, not None: an error about no valid id says `"id": null`.
-        return self.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        # Unset, not None: an error about no valid id says `"id": null`. ASCII
+        # escapes: an id or a name may hold a lone surrogate, which UTF-8 cannot.
+        dumped = self.message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return json.dumps(dumped, separators=(",", ":")).encode()
 
 
 class _Fault(Exception):
@@ -139,6 +143,9 @@ def _result(message: types.JSONRPCRequest, handlers: Handlers) -> BaseModel:
         return handlers.list_tools()
     if message.method == "tools/call":
         call = _params(types.CallToolRequestParams, params)
+        problem = text_problem(call.name)
+        if problem:  # the name is echoed in the tool error's REST body
+            raise _Fault(types.INVALID_PARAMS, f"Invalid params: the name {problem}.")
         return handlers.call_tool(call.name, call.arguments or {})
     raise _Fault(types.METHOD_NOT_FOUND, f"Method not found: {message.method}")
 

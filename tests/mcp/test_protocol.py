@@ -166,3 +166,24 @@ def test_protocol_requests_count_as_reads_of_the_principal(
 
     assert answers == [200, 200, 429]
     assert http_read.status_code == 429
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}',
+        '{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}',
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "\\ud800"}}',
+        '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"\\ud800": 1}}',
+    ],
+)
+def test_unpaired_surrogates_are_answered_never_a_500(
+    api: ApiClient, body: str
+) -> None:
+    response = api.post(MCP, raw=body.encode())
+
+    assert response.status_code == 200
+    assert set(response.json()) in (
+        {"jsonrpc", "id", "error"},
+        {"jsonrpc", "id", "result"},
+    )
