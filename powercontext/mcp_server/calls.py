@@ -17,7 +17,7 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
-import mcp.types as types
+import mcp_types as types
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 

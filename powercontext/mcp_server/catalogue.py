@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import mcp.types as types
+import mcp_types as types
 from pydantic import BaseModel
 from rest_framework.views import APIView
 

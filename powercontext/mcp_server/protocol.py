@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-import mcp.types as types
-from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+import mcp_types as types
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, ValidationError
 
 from powercontext.text import text_problem

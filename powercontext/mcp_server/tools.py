@@ -9,7 +9,7 @@ compared with its ``tools/list`` by tests/mcp/test_reference_tools.py.
 
 from __future__ import annotations
 
-import mcp.types as types
+import mcp_types as types
 
 from handoffs import views as handoffs
 from sessions_app import views as sessions
