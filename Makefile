@@ -4,6 +4,7 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 REF_VENV := .venv-ref
+REF_SERVER_VENV := .venv-bench-ref
 PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
@@ -26,6 +27,14 @@ $(REF_VENV)/.installed:
 	$(REF_VENV)/bin/pip install --quiet 'powercontext[client]==1.4.1'
 	touch $@
 
+# The reference server, for tests/mcp/test_reference_tools.py (its tools/list) and
+# `make bench` (which installs the same environment itself when it is missing).
+$(REF_SERVER_VENV)/.installed:
+	$(PYTHON) -m venv $(REF_SERVER_VENV)
+	$(REF_SERVER_VENV)/bin/pip install --quiet --upgrade pip
+	$(REF_SERVER_VENV)/bin/pip install --quiet 'powercontext[server,cli]==1.4.1'
+	touch $@
+
 # The env file (.env, or POWERCONTEXT_ENV_FILE) is read by every step; the local
 # settings are forced. localsetup prints URLs for POWERCONTEXT_BIND, as gunicorn binds.
 run: $(VENV)/.installed
@@ -44,16 +53,16 @@ lint: $(VENV)/.installed
 	DJANGO_SETTINGS_MODULE=powercontext.settings.test DATABASE_URL=$(SQLITE_TEST_URL) \
 		$(VENV)/bin/python manage.py makemigrations --check --dry-run
 
-test: $(VENV)/.installed $(REF_VENV)/.installed
+test: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
 	@$(VENV)/bin/python tests/check_postgres.py "$(PG_URL)"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory test-postgres
 	$(MAKE) --no-print-directory test-sqlite
 
-test-postgres: $(VENV)/.installed $(REF_VENV)/.installed
+test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider
 
-test-sqlite: $(VENV)/.installed
+test-sqlite: $(VENV)/.installed $(REF_SERVER_VENV)/.installed
 	@mkdir -p var
 	DATABASE_URL=$(SQLITE_TEST_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not postgres"

@@ -1,9 +1,9 @@
 """Our shared tools against the reference's own ``tools/list``.
 
 The reference PowerContext 1.4.1 server is started here (its own environment:
-``POWERCONTEXT_REFERENCE_VENV``, else ``.venv-bench-ref`` as ``make bench``
-installs it, else ``/tmp/pcvenv`` as ../shared/tools/powercontext-reference.sh
-does), its tools are listed with the official client, and every tool both offer
+``POWERCONTEXT_REFERENCE_VENV``, else ``.venv-bench-ref`` as ``make test`` and
+``make bench`` install it, else ``/tmp/pcvenv`` as
+../shared/tools/powercontext-reference.sh does), its tools are listed with the official client, and every tool both offer
 must agree on names, argument names, required arguments, JSON types and
 annotations. An agent configured for the reference then calls ours the same way.
 """
@@ -51,8 +51,8 @@ def _reference_program() -> Path:
         if (venv / "bin" / "powercontext").exists():
             return venv / "bin" / "powercontext"
     pytest.fail(
-        "the reference server is not installed: `bash ../shared/tools/"
-        "powercontext-reference.sh install`, or `make bench` once, or point "
+        "the reference server is not installed: `make .venv-bench-ref/.installed` "
+        "(`make test` does it), or point "
         "POWERCONTEXT_REFERENCE_VENV at a venv with 'powercontext[server,cli]==1.4.1'"
     )
 
