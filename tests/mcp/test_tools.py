@@ -13,7 +13,7 @@ from django.test import override_settings
 from powercontext.mcp_server.tools import REGISTRY
 from sessions_app.inputs import SessionPath, WorkingNotesPut
 from sources.inputs import CaptureWorkingNote
-from sources.models import ContentSource
+from sources.models import CaptureAttempt, ContentSource
 from tests.conftest import ApiClient
 from tests.mcp.helpers import MCP, call, result_of, rpc, tool_error
 
@@ -112,6 +112,20 @@ def test_a_note_captured_by_tool_is_the_http_capture(
     assert replay["Idempotent-Replayed"] == "true"
     row = ContentSource.objects.get(scope_id=scope_id, source_id="n-1")
     assert (row.is_working_note, row.session_id) == (True, "sess-1")
+
+
+def test_the_rows_name_the_caller_and_the_mcp_requests_id(
+    api: ApiClient, scope_id: str
+) -> None:
+    params = {"name": "capture_working_note", "arguments": _note(scope_id)}
+
+    response = rpc(api, "tools/call", params)
+
+    request_id = response["X-PowerContext-Request-ID"]
+    row = ContentSource.objects.get(scope_id=scope_id, source_id="n-1")
+    attempt = CaptureAttempt.objects.get(scope_id=scope_id, source_id="n-1")
+    assert (row.created_by, row.request_id) == ("root", request_id)
+    assert (attempt.principal, attempt.request_id) == ("root", request_id)
 
 
 def test_a_tool_call_without_the_grant_is_forbidden_and_writes_nothing(
