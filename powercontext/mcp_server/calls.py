@@ -24,7 +24,7 @@ from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 from powercontext.api.errors import error_response
 from powercontext.api.middleware import request_id_of
 from powercontext.exceptions import DomainError, NotFound, RequestValidationError
-from powercontext.inputs import validate_input
+from powercontext.inputs import error_item, validate_input
 from powercontext.jsonvalues import stored_json_loads
 
 from .catalogue import Tool
@@ -76,7 +76,7 @@ def _operation_request(
     if operation.body is None and body:
         raise RequestValidationError(
             [
-                {"type": "extra_forbidden", "loc": ["arguments", k], "msg": "Unknown"}
+                error_item(("arguments", k), "extra_forbidden", "Unknown argument")
                 for k in sorted(body)
             ]
         )
