@@ -175,6 +175,8 @@ def test_protocol_requests_count_as_reads_of_the_principal(
         '{"jsonrpc": "2.0", "id": 1, "method": "\\ud800"}',
         '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "\\ud800"}}',
         '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"\\ud800": 1}}',
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": '
+        '"get_scope", "arguments": {"scope_id": "s", "\\ud800": 1}}}',
     ],
 )
 def test_unpaired_surrogates_are_answered_never_a_500(
