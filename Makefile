@@ -4,7 +4,7 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 REF_VENV := .venv-ref
-REF_SERVER_VENV := .venv-ref-server
+REF_SERVER_VENV := .venv-bench-ref
 PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
@@ -27,8 +27,9 @@ $(REF_VENV)/.installed:
 	$(REF_VENV)/bin/pip install --quiet 'powercontext[client]==1.4.1'
 	touch $@
 
-# The reference server, for the import test (tests/compat/test_import_reference.py):
-# its database is what `manage.py import_powercontext` reads.
+# The reference server, for the import test (tests/compat/test_import_reference.py),
+# tests/mcp/test_reference_tools.py (its tools/list) and `make bench` (which
+# installs the same environment itself when it is missing).
 $(REF_SERVER_VENV)/.installed:
 	$(PYTHON) -m venv $(REF_SERVER_VENV)
 	$(REF_SERVER_VENV)/bin/pip install --quiet --upgrade pip
@@ -63,7 +64,7 @@ test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.ins
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not console"
 
-test-sqlite: $(VENV)/.installed
+test-sqlite: $(VENV)/.installed $(REF_SERVER_VENV)/.installed
 	@mkdir -p var
 	DATABASE_URL=$(SQLITE_TEST_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not postgres and not console"

@@ -43,6 +43,9 @@ WORKLOADS = {
     "replays": Workload("replays.lua", 202, "exact replays of one note"),
     "content": Workload("content.lua", 202, "new content captures"),
     "scope_get": Workload("scope_get.lua", 200, "GET one scope"),
+    "mcp_working_notes": Workload(
+        "mcp_working_notes.lua", 200, "new working notes through MCP tools/call"
+    ),
 }
 
 

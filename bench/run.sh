@@ -47,7 +47,7 @@
 # Knobs (environment): BENCH_PHASES, BENCH_SECONDS (15), BENCH_PRESEED (20000 Sources
 # seeded into ours and the baseline before they are measured), BENCH_WARMUP (3s),
 # BENCH_CONNECTIONS ("1 16"), BENCH_WORKLOADS ("working_notes replays content
-# scope_get"), BENCH_OURS_WORKLOADS (a subset for ours; default all),
+# scope_get mcp_working_notes"), BENCH_OURS_WORKLOADS (a subset for ours; default all),
 # BENCH_SERVERS ("ref baseline ours"), BENCH_OUR_PORT (18801), BENCH_REF_PORT
 # (18802), BENCH_BASE_PORT (18803), BENCH_BASELINE_REV (6a02b6a; "none": no
 # baseline), BENCH_BASE_DB ($BENCH_DB"_base"), BENCH_REDIS_URL
@@ -70,7 +70,7 @@ SECONDS_PER_RUN=${BENCH_SECONDS:-15}
 PRESEED=${BENCH_PRESEED:-20000}
 WARMUP=${BENCH_WARMUP:-3s}
 CONNECTIONS=${BENCH_CONNECTIONS:-"1 16"}
-WORKLOADS=${BENCH_WORKLOADS:-"working_notes replays content scope_get"}
+WORKLOADS=${BENCH_WORKLOADS:-"working_notes replays content scope_get mcp_working_notes"}
 BASE_REV=${BENCH_BASELINE_REV:-6a02b6a}
 SERVERS=${BENCH_SERVERS:-"ref baseline ours"}
 [[ " $PHASES " == *" compare "* ]] || SERVERS=ours

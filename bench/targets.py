@@ -23,6 +23,8 @@ SERVERS = ("ref", "baseline", "ours", "ours_limits_on", "ours_limits_off")
 LIMITS_ON = ("ours", "ours_limits_on")
 # Issue 11: new working notes at 16 connections against the reference.
 TARGET_RATIO = 12.0
+# Issue 13: new working notes through MCP tools/call at 16 connections.
+TARGET_MCP_RATIO = 8.0
 # Issue 11: ours' c=1 p50 at most this fraction of the reference's c=1 p50.
 TARGET_P50_C1_FRACTION = 1 / 8
 # Issue 11: in-process CPU per new note at least this much lower than the baseline.
@@ -85,10 +87,24 @@ def target_checks(rows: list[dict], pgbench: dict | None) -> list[str]:
             f"{notes['ref']['rps'] / pgbench['tps']:.1%} of pgbench's "
             f"{pgbench['tps']:.0f} tps (its own SQLite, shown for scale)"
         )
+    checks += mcp_checks(rows)
     checks += baseline_checks(rows)
     checks += limits_checks(rows)
     checks += run_flags(rows)
     return checks
+
+
+def mcp_checks(rows: list[dict]) -> list[str]:
+    """New notes through MCP ``tools/call`` at c=16 against the reference's /mcp."""
+    row = find(rows, "mcp_working_notes", 16)
+    if not row or row["ratio"] is None:
+        return []
+    met = row["ratio"] >= TARGET_MCP_RATIO
+    return [
+        f"MCP capture_working_note c=16: {row['ratio']:.2f}x the reference "
+        f"(target >= {TARGET_MCP_RATIO:g}x): {verdict(met)}"
+        + inconclusive(row, ("ref", "ours"))
+    ]
 
 
 def reference_checks(rows: list[dict], notes: dict) -> list[str]:

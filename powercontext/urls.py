@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularSwaggerView
 
 from powercontext.api import errors, health, scrape
 from powercontext.api.openapi import OpenApiDocumentView
+from powercontext.mcp_server.views import McpView
 
 urlpatterns = [
     path("health/live", health.LivenessView.as_view(), name="health-live"),
@@ -25,6 +26,8 @@ urlpatterns = [
     path("v1/", include("sessions_app.urls")),
     path("v1/", include("handoffs.urls")),
     path("v1/", include("powercontext.access.urls")),
+    # MCP clients are configured with either spelling; neither redirects.
+    re_path(r"^mcp/?\Z", McpView.as_view(), name="mcp"),
     re_path(r"^.*$", errors.not_found_view),
 ]
 if settings.POWERCONTEXT_ADMIN_ENABLED:

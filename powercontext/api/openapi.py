@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from drf_spectacular.extensions import (
@@ -29,6 +30,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from typing_extensions import TypeAliasType
+
+from powercontext.inputs import StrictInput
 
 from .schema import error_responses
 
@@ -117,9 +120,9 @@ def documented(
     operation_id: str,
     *,
     tags: list[str],
-    path: type[BaseModel] | None = None,
-    query: type[BaseModel] | None = None,
-    body: type[BaseModel] | None = None,
+    path: type[StrictInput] | None = None,
+    query: type[StrictInput] | None = None,
+    body: type[StrictInput] | None = None,
     answers: dict[Any, Any],
     errors: Iterable[int] = (),
     headers: Iterable[OpenApiParameter] = (),
@@ -132,13 +135,45 @@ def documented(
         found += parameters(query, OpenApiParameter.QUERY)
     # An answer given for a status (e.g. a specific 503) wins over the generic one.
     generic = {s: r for s, r in error_responses(*errors).items() if s not in answers}
-    return extend_schema(
+    schema = extend_schema(
         operation_id=operation_id,
         parameters=[*found, *headers],
         request=body,
         responses={**answers, **generic},
         tags=tags,
     )
+    operation = Operation(operation_id, path, query, body, answers)
+
+    def decorate(method: Any) -> Any:
+        method = schema(method)
+        method.operation = operation
+        return method
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What ``documented`` was told about one view method: its id and models.
+
+    Kept on the method as ``.operation``, so other descriptions of the same
+    operation (the MCP tools) are generated from the same models as the view's
+    validation and its OpenAPI entry.
+    """
+
+    operation_id: str
+    path: type[StrictInput] | None
+    query: type[StrictInput] | None
+    body: type[StrictInput] | None
+    answers: dict[Any, Any]
+
+    def answer_model(self) -> type[BaseModel] | None:
+        """The pydantic model of the JSON success answer, if it has one."""
+        for status, answer in self.answers.items():
+            success = isinstance(status, int) and 200 <= status < 300
+            if success and isinstance(answer, type) and issubclass(answer, BaseModel):
+                return answer
+        return None
 
 
 class PlainJsonOpenApiRenderer(OpenApiJsonRenderer):

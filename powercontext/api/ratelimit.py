@@ -189,6 +189,12 @@ def redis_failures() -> int:
     return _redis.failures
 
 
+def principal_limit(name: str, *, write: bool) -> Decision:
+    """One more write (or read) of principal ``name``: counted, and allowed or not."""
+    rate = write_rate() if write else read_rate()
+    return limit(f"{'write' if write else 'read'}:{name}", rate)
+
+
 class PrincipalRateThrottle:
     """DRF throttle: writes (POST/PUT/PATCH/DELETE) and reads counted separately
     per principal, after authentication and before the body is read."""
@@ -201,8 +207,7 @@ class PrincipalRateThrottle:
         if name is None:
             return True
         write = request.method not in ("GET", "HEAD", "OPTIONS")
-        rate = write_rate() if write else read_rate()
-        decision = limit(f"{'write' if write else 'read'}:{name}", rate)
+        decision = principal_limit(name, write=write)
         self.retry_after = decision.retry_after
         return decision.allowed
 

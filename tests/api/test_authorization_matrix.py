@@ -212,6 +212,13 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("token-grant-detail", "delete"): Row(
         "admin", lambda world: f"/v1/tokens/{world.token_id}/grants/{world.scope}"
     ),
+    # Any valid token may talk MCP; each tool call is then authorized as its
+    # operation (tests/mcp/).
+    ("mcp", "post"): Row(
+        "any",
+        lambda world: "/mcp",
+        lambda world: {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+    ),
     ("handoff-activate", "post"): Row(
         "contributor",
         lambda world: handoff.ACTIVATE,

@@ -1,4 +1,4 @@
-"""The reference server (PowerContext 1.4.1) run for a test, from ``.venv-ref-server``.
+"""The reference server (PowerContext 1.4.1) run for a test, from ``.venv-bench-ref``.
 
 It binds 127.0.0.1 only, in access mode ``enforced`` with one static token, with
 a clean environment (no provider or proxy variables, no env file) and its data -
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER = ROOT / ".venv-ref-server" / "bin" / "powercontext"
+SERVER = ROOT / ".venv-bench-ref" / "bin" / "powercontext"
 STATIC_TOKEN = "reference-static-token-0123456789abcdef"
 
 
@@ -42,7 +42,7 @@ def reference_server(data: Path) -> Iterator[ReferenceServer]:
     if not SERVER.exists():
         pytest.fail(
             f"{SERVER} is missing: `make test` creates it "
-            "(pip install 'powercontext[server,cli]==1.4.1' into .venv-ref-server)."
+            "(pip install 'powercontext[server,cli]==1.4.1' into .venv-bench-ref)."
         )
     home, workspace = data / "home", data / "workspace"
     home.mkdir(parents=True)

@@ -27,7 +27,6 @@ SKIP = {
     ".git",
     ".venv",
     ".venv-ref",
-    ".venv-ref-server",
     ".venv-bench-ref",
     "var",
     "bench",
