@@ -12,6 +12,7 @@ the answer's body and ``content`` the same JSON as text; a 4xx/5xx answer is an
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from typing import Any
@@ -20,6 +21,7 @@ from urllib.parse import urlencode
 import mcp_types as types
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
+from pydantic import BaseModel
 
 from powercontext.api.errors import error_response
 from powercontext.api.middleware import request_id_of
@@ -60,6 +62,7 @@ def _operation_request(
     operation = tool.operation
     path = {k: v for k, v in arguments.items() if k in tool.path_fields}
     if operation.path is not None:
+        path = _as_path_text(operation.path, path)
         # The view validates them again; missing ones must fail here, as a call
         # with a missing keyword is no request at all.
         validate_input(operation.path, path, where="path")
@@ -99,6 +102,21 @@ def _operation_request(
     request = WSGIRequest(environ)
     request.request_id = request_id_of(outer)  # type: ignore[attr-defined]
     return request, path
+
+
+def _as_path_text(model: type[BaseModel], path: dict[str, Any]) -> dict[str, Any]:
+    """Integer path arguments as the URL would carry them (``7`` as ``"7"``); every
+    other argument as given, so a wrong JSON type is still refused."""
+    integers = _integer_fields(model)
+    return {
+        k: str(v) if k in integers and type(v) is int else v for k, v in path.items()
+    }
+
+
+@functools.cache
+def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
+    properties = model.model_json_schema()["properties"]
+    return frozenset(k for k, p in properties.items() if p.get("type") == "integer")
 
 
 def _query_value(value: Any) -> str:

@@ -15,6 +15,7 @@ from handoffs import views as handoffs
 from sessions_app import views as sessions
 from sources import views as sources
 
+from .admin_tools import ACCESS_TOOLS
 from .catalogue import READ_ONLY, Tool
 
 _COMMIT = types.ToolAnnotations(
@@ -36,7 +37,7 @@ _NOTES = (
     "(422), never truncated."
 )
 
-TOOLS: tuple[Tool, ...] = (
+_OPERATIONS: tuple[Tool, ...] = (
     # --- Shared with the reference -------------------------------------------------
     Tool(
         "create_scope",
@@ -204,4 +205,5 @@ TOOLS: tuple[Tool, ...] = (
     ),
 )
 
+TOOLS: tuple[Tool, ...] = (*_OPERATIONS, *ACCESS_TOOLS)
 REGISTRY: dict[str, Tool] = {tool.name: tool for tool in TOOLS}

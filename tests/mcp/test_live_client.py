@@ -89,6 +89,28 @@ def test_every_tool_answers_through_the_client(live: LiveService) -> None:
         assert hint["status"] in ("ready", "empty")
         cleared = await use("working_notes_clear", **session_)
         assert cleared["notes"] is None
+        grant = {"scope": scope_id, "role": "viewer"}
+        called.add("mint_token")  # its argument 'name' is also use()'s
+        result = await mcp.call_tool(
+            "mint_token", {"name": "helper", "grants": [grant]}
+        )
+        assert result.is_error is False, result.content
+        minted = result.structured_content
+        assert minted is not None
+        token_id = minted["token_id"]
+        assert (await use("get_token", token_id=token_id))["name"] == "helper"
+        tokens = await use("list_tokens", scope_id=scope_id)
+        assert token_id in [t["token_id"] for t in tokens["items"]]
+        await use("add_token_grant", token_id=token_id, scope="*", role="viewer")
+        dated = await use(
+            "set_token_expiry", token_id=token_id, expires_at="2030-01-01T00:00:00Z"
+        )
+        assert dated["expires_at"].startswith("2030-01-01")
+        rotated = await use("rotate_token", token_id=token_id, grace_seconds=0)
+        assert rotated["token"] != minted["token"]
+        await use("remove_token_grant", token_id=rotated["token_id"], scope="*")
+        revoked = await use("revoke_token", token_id=rotated["token_id"])
+        assert revoked["revoked_at"] is not None
         for name, extra in (
             ("prepare_handoff", {"evidence": [sc("c-1")]}),
             ("activate_handoff", {"boundary_source": refs[0]}),

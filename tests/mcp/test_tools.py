@@ -39,6 +39,14 @@ TOOL_NAMES = {
     "working_notes_get",
     "working_notes_update",
     "working_notes_clear",
+    "list_tokens",
+    "mint_token",
+    "get_token",
+    "set_token_expiry",
+    "revoke_token",
+    "rotate_token",
+    "add_token_grant",
+    "remove_token_grant",
 }
 
 
