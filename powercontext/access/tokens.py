@@ -193,29 +193,23 @@ def token_forget(token: ApiToken) -> None:
 def principal_grant_add(
     *, principal: Principal, scope_id: str, role: Role, request_id: str
 ) -> None:
-    """Give every token of ``principal`` ``role`` on ``scope_id`` (idempotent).
+    """Give every token of ``principal`` ``role`` on ``scope_id``, and record it.
 
-    Called inside the caller's transaction (scope creation makes its creator's
-    principal the scope's admin); the change record is written with the grant.
+    Called inside the transaction that creates the scope (its creator's principal
+    becomes its admin): the scope is new, so no principal holds a grant on it yet.
     """
     now = timezone.now()
-    created = PrincipalGrant.objects.bulk_create(
-        [
-            PrincipalGrant(
-                principal=principal.name, scope_id=scope_id, role=role, created_at=now
-            )
-        ],
-        ignore_conflicts=True,
+    PrincipalGrant.objects.create(
+        principal=principal.name, scope_id=scope_id, role=role, created_at=now
     )
-    if created:
-        change_record(
-            actor=Actor(principal.name, principal.token_id, request_id),
-            action=AccessAction.PRINCIPAL_GRANT_ADD,
-            at=now,
-            principal=principal.name,
-            scope_id=scope_id,
-            role=role,
-        )
+    change_record(
+        actor=Actor(principal.name, principal.token_id, request_id),
+        action=AccessAction.PRINCIPAL_GRANT_ADD,
+        at=now,
+        principal=principal.name,
+        scope_id=scope_id,
+        role=role,
+    )
 
 
 # Plain SQL: this runs on every request, and compiling the ORM join costs more
