@@ -190,28 +190,6 @@ def token_forget(token: ApiToken) -> None:
     _accepted.pop(token.token_hash, None)
 
 
-def principal_grant_add(
-    *, principal: Principal, scope_id: str, role: Role, request_id: str
-) -> None:
-    """Give every token of ``principal`` ``role`` on ``scope_id``, and record it.
-
-    Called inside the transaction that creates the scope (its creator's principal
-    becomes its admin): the scope is new, so no principal holds a grant on it yet.
-    """
-    now = timezone.now()
-    PrincipalGrant.objects.create(
-        principal=principal.name, scope_id=scope_id, role=role, created_at=now
-    )
-    change_record(
-        actor=Actor(principal.name, principal.token_id, request_id),
-        action=AccessAction.PRINCIPAL_GRANT_ADD,
-        at=now,
-        principal=principal.name,
-        scope_id=scope_id,
-        role=role,
-    )
-
-
 # Plain SQL: this runs on every request, and compiling the ORM join costs more
 # than the query itself.
 # The token's own grants, then its principal's (every row repeats the token's
