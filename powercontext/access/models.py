@@ -37,7 +37,7 @@ class ApiToken(models.Model):
     created_by = models.CharField(
         max_length=PRINCIPAL_MAX_LENGTH,
         blank=True,
-        default="",
+        db_default="",  # old workers insert tokens without it while migrating
         help_text="Who minted it: a principal, admin:USER or cli:createtoken.",
     )
 

@@ -190,34 +190,6 @@ def token_forget(token: ApiToken) -> None:
     _accepted.pop(token.token_hash, None)
 
 
-def principal_grant_add(
-    *, principal: Principal, scope_id: str, role: Role, request_id: str
-) -> None:
-    """Give every token of ``principal`` ``role`` on ``scope_id`` (idempotent).
-
-    Called inside the caller's transaction (scope creation makes its creator's
-    principal the scope's admin); the change record is written with the grant.
-    """
-    now = timezone.now()
-    created = PrincipalGrant.objects.bulk_create(
-        [
-            PrincipalGrant(
-                principal=principal.name, scope_id=scope_id, role=role, created_at=now
-            )
-        ],
-        ignore_conflicts=True,
-    )
-    if created:
-        change_record(
-            actor=Actor(principal.name, principal.token_id, request_id),
-            action=AccessAction.PRINCIPAL_GRANT_ADD,
-            at=now,
-            principal=principal.name,
-            scope_id=scope_id,
-            role=role,
-        )
-
-
 # Plain SQL: this runs on every request, and compiling the ORM join costs more
 # than the query itself.
 # The token's own grants, then its principal's (every row repeats the token's

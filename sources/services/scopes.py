@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from powercontext.access.tokens import principal_grant_add
+from powercontext.access.grants import principal_grant_add
 from powercontext.canonical import canonical_sha256
 from powercontext.db.constraints import violates_constraint
 from powercontext.principals import Principal, Role

@@ -42,6 +42,8 @@ EXCEPTIONS = {
     ("sessions_app", "0004_truncate_guards", 0): GUARDS,
     ("handoffs", "0002_immutability_triggers", 0): GUARDS,
     ("handoffs", "0003_truncate_guards", 0): GUARDS,
+    ("api", "0003_access_change_guards", 0): GUARDS,
+    ("api", "0003_access_change_guards", 1): GUARDS,
 }
 
 
