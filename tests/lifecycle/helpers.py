@@ -27,7 +27,9 @@ def note_body(
 
 
 def note(api: ApiClient, scope_id: str, source_id: str, **fields: Any) -> Any:
-    return api.post("/v1/sources/working-notes", note_body(scope_id, source_id, **fields))
+    return api.post(
+        "/v1/sources/working-notes", note_body(scope_id, source_id, **fields)
+    )
 
 
 def close(api: ApiClient, scope_id: str, session_id: str = "sess-1") -> Any:

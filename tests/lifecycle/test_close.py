@@ -136,7 +136,9 @@ def test_closed_notes_are_unavailable_with_reason_closed_rows_still_readable(
         note(api, scope_id, "closed-and-expired", expires_at=later)
         close(api, scope_id)
     with time_machine.travel(later + timedelta(minutes=1), tick=False):
-        reasons = resolve(api, scope_id, "open-note", "closed-note", "closed-and-expired")
+        reasons = resolve(
+            api, scope_id, "open-note", "closed-note", "closed-and-expired"
+        )
         record = audit(api, scope_id, "closed-note")
         states = api.get(
             f"/v1/scopes/{scope_id}/source-audit", query={"state": "closed"}

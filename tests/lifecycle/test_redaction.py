@@ -24,7 +24,7 @@ def _database_holds(text: str) -> list[str]:
     found = []
     with connection.cursor() as cursor:
         for table in connection.introspection.table_names(cursor):
-            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")  # noqa: S608
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
             if any(text in str(row) for row in cursor.fetchall()):
                 found.append(table)
     return found
