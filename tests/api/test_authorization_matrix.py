@@ -43,6 +43,7 @@ class World:
     scope: str
     other: str
     handoff_content: dict[str, Any] = field(default_factory=dict)
+    hold_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,27 @@ MATRIX: dict[tuple[str, str], Row] = {
         _generation(evidence=[handoff.sc("c-1")]),
         (503,),
     ),
+    ("session-close", "post"): Row(
+        "contributor", _scope("/sessions/sess-3/close"), lambda world: {}, (200, 201)
+    ),
+    ("legal-hold-collection", "get"): Row("admin", _scope("/legal-holds")),
+    ("legal-hold-collection", "post"): Row(
+        "admin", _scope("/legal-holds"), lambda world: {"reason": "r"}, (201,)
+    ),
+    ("legal-hold-release", "post"): Row(
+        "admin",
+        lambda world: f"/v1/scopes/{world.scope}/legal-holds/{world.hold_id}/release",
+        lambda world: {"reason": "r"},
+    ),
+    ("scope-purge", "post"): Row(
+        "admin",
+        _scope("/purge"),
+        lambda world: {"older_than_seconds": 0, "dry_run": True},
+    ),
+    ("source-redact", "get"): Row("viewer", _scope("/sources/content/c-2/redact")),
+    ("source-redact", "post"): Row(
+        "admin", _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}
+    ),
     ("handoff-activate", "post"): Row(
         "contributor",
         lambda world: handoff.ACTIVATE,
@@ -284,7 +306,15 @@ def world(api: ApiClient) -> World:
     handoff.capture(api, scope, "c-1")
     api.put(f"/v1/scopes/{scope}/sessions/sess-1/working-notes", {"notes": "n"})
     committed = handoff.committed(api, scope, handoff.draft([handoff.sc("c-1")]))
-    return World(scope, other, committed["content"])
+    handoff.capture(api, scope, "c-2")
+    handoff.capture(api, scope, "c-2/redact")
+    held = api.post(f"/v1/scopes/{scope}/legal-holds", {"reason": "matrix"})
+    released = api.post(
+        f"/v1/scopes/{scope}/legal-holds/{held.json()['hold_id']}/release",
+        {"reason": "so it blocks nothing"},
+    )
+    assert released.status_code == 200
+    return World(scope, other, committed["content"], held.json()["hold_id"])
 
 
 @pytest.mark.parametrize("caller", CALLERS)
