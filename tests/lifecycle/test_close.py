@@ -175,3 +175,21 @@ def test_a_note_captured_before_close_replays_with_its_body(
     close(api, scope_id)
 
     assert api.post("/v1/sources/working-notes", body).json() == first.json()
+
+
+def test_handoff_operations_treat_a_closed_note_as_unavailable(
+    api: ApiClient, scope_id: str
+) -> None:
+    from tests.handoffs import helpers as handoff
+
+    note(api, scope_id, "n-1")
+    handoff.committed(api, scope_id, handoff.draft([handoff.sc("n-1")]))
+    close(api, scope_id)
+
+    finalized = handoff.finalize(api, scope_id, handoff.draft([handoff.sc("n-1")]))
+    continued = handoff.select(api, handoff.CONTINUE, scope_id, "latest").json()
+    hint = handoff.select(api, handoff.HINT, scope_id, "latest").json()
+
+    assert error_of(finalized)["code"] == "handoff_evidence_not_found"
+    assert continued["evidence_checks"][0]["status"] == "unavailable"
+    assert (hint["status"], hint["content"]) == ("empty", None)
