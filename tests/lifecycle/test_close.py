@@ -189,7 +189,10 @@ def test_handoff_operations_treat_a_closed_note_as_unavailable(
     finalized = handoff.finalize(api, scope_id, handoff.draft([handoff.sc("n-1")]))
     continued = handoff.select(api, handoff.CONTINUE, scope_id, "latest").json()
     hint = handoff.select(api, handoff.HINT, scope_id, "latest").json()
+    body = handoff.draft([handoff.sc("n-1")], objective="again")
+    committed = handoff.commit(api, scope_id, handoff.prepared(scope_id, body, base=1))
 
     assert error_of(finalized)["code"] == "handoff_evidence_not_found"
+    assert error_of(committed)["code"] == "handoff_evidence_not_found"
     assert continued["evidence_checks"][0]["status"] == "unavailable"
     assert (hint["status"], hint["content"]) == ("empty", None)
