@@ -24,9 +24,10 @@ Its guarantees:
 When several reasons apply, the first wins, in the spec's order: ``not_found``
 (decided by the absence of a row), then the rules of ``_RULES`` in table order -
 the order of that table *is* the precedence. Whether a note has expired is the
-registry's one definition of availability (``sources.availability``); the
-lifecycle reasons (``purged``, ``closed``) take their place in the table when that
-work lands.
+registry's one definition of availability (``sources.availability``), and so
+are the lifecycle reasons ``purged`` and ``closed``: the rows are read with their
+tombstone time and their session's close instant, and one call to
+``availability_of_row`` decides all three.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ from django.conf import settings
 from django.db.models import F, FilteredRelation, Q
 from django.utils import timezone
 
-from sources.availability import Availability, availability_of
+from sources.availability import (
+    Availability,
+    availability_of_row,
+    session_closed_at,
+)
 from sources.exceptions import ScopeNotFound
 from sources.models import ContentSource, Scope
 from sources.selectors.budget import stored_size
@@ -115,13 +120,11 @@ def _not_eligible(candidate: _Candidate) -> bool:
     return candidate.purpose is Purpose.GENERATION and candidate.row["is_working_note"]
 
 
-def _expired(candidate: _Candidate) -> bool:
-    state = availability_of(
-        is_working_note=candidate.row["is_working_note"],
-        expires_at=candidate.row["expires_at"],
-        now=candidate.now,
-    )
-    return state is Availability.EXPIRED
+def _in_state(state: Availability) -> Callable[[_Candidate], bool]:
+    def applies(candidate: _Candidate) -> bool:
+        return availability_of_row(candidate.row, candidate.now) is state
+
+    return applies
 
 
 def _digest_mismatch(candidate: _Candidate) -> bool:
@@ -130,11 +133,12 @@ def _digest_mismatch(candidate: _Candidate) -> bool:
 
 
 # The rules for a Source that exists; their order is the precedence (handoff.md 1:
-# ``not_found`` is decided before them, by the absence of a row). Lifecycle:
-# insert ``(Reason.PURGED, ...)`` and ``(Reason.CLOSED, ...)`` after NOT_ELIGIBLE.
+# ``not_found`` is decided before them, by the absence of a row).
 _RULES: tuple[tuple[Reason, Callable[[_Candidate], bool]], ...] = (
     (Reason.NOT_ELIGIBLE, _not_eligible),
-    (Reason.EXPIRED, _expired),
+    (Reason.PURGED, _in_state(Availability.PURGED)),
+    (Reason.CLOSED, _in_state(Availability.CLOSED)),
+    (Reason.EXPIRED, _in_state(Availability.EXPIRED)),
     (Reason.DIGEST_MISMATCH, _digest_mismatch),
 )
 
@@ -147,6 +151,7 @@ SOURCE_FIELDS = (
     "content_digest",
     "is_working_note",
     "expires_at",
+    "purged_at",
 )
 
 
@@ -257,7 +262,11 @@ def _fetch(
                 sources__source_id__in=sorted({ref.source_id for ref in refs}),
             ),
         )
-    ).values(**columns, cited_size=stored_size("cited__content"))
+    ).values(
+        **columns,
+        cited_size=stored_size("cited__content"),
+        cited_closed_at=session_closed_at("cited__"),
+    )
     found = list(joined)
     if not found:
         raise ScopeNotFound()
@@ -265,6 +274,9 @@ def _fetch(
     for values in found:
         if values["cited_id"] is None:
             continue
-        row = {field: values[f"cited_{field}"] for field in (*SOURCE_FIELDS, "size")}
+        row = {
+            field: values[f"cited_{field}"]
+            for field in (*SOURCE_FIELDS, "size", "closed_at")
+        }
         rows[(row["source_type"], row["source_id"])] = row
     return rows

@@ -22,6 +22,7 @@ urlpatterns = [
         ),
         name="docs",
     ),
+    path("v1/", include("lifecycle.urls")),
     path("v1/", include("sources.urls")),
     path("v1/", include("sessions_app.urls")),
     path("v1/", include("handoffs.urls")),

@@ -32,6 +32,7 @@ class WriteOperation(models.TextChoices):
     OVERLAY = "overlay", "worker overlay (PATCH envelope)"
     NOTES_PUT = "notes_put", "working notes written"
     NOTES_CLEAR = "notes_clear", "working notes cleared"
+    NOTES_ERASED = "notes_erased", "working notes erased (purge or redaction)"
 
 
 class SessionEnvelope(models.Model):

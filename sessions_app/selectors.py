@@ -114,14 +114,18 @@ def working_notes_fold(*, scope_id: str, session_id: str) -> str | None:
     return working_notes_fold_text(notes) if notes is not None else None
 
 
+ERASED = "(erased by purge or redaction)"
+
+
 def revision_meta(revision: EnvelopeRevision) -> dict[str, Any]:
     """The meta a revision recorded: its inline values plus the values it refers
-    to, read from its envelope's stored values (one query)."""
+    to, read from its envelope's stored values (one query). A value that purge or
+    redaction erased reads as ``ERASED``."""
     digests: dict[str, str] = revision.value_digests
     values = dict(
         EnvelopeValue.objects.filter(
             envelope_id=revision.envelope_id, digest__in=set(digests.values())
         ).values_list("digest", "value")
     )
-    meta = {key: values[digest] for key, digest in digests.items()}
+    meta = {key: values.get(digest, ERASED) for key, digest in digests.items()}
     return dict(sorted({**revision.inline_values, **meta}.items()))

@@ -3,8 +3,9 @@
 ``session_id`` sits in the middle of these paths and may contain ``/`` (sent
 as-is or as ``%2F``; the server sees the decoded path either way). Each route
 therefore captures it greedily up to a fixed suffix. The suffixes -
-``/envelope``, ``/working-notes``, ``/working-notes/fold`` - never end one
-another, so every path names exactly one (operation, session id) pair:
+``/envelope``, ``/working-notes``, ``/working-notes/fold``, and the lifecycle's
+``/close`` (``lifecycle/urls.py``) - never end one another, so every path names
+exactly one (operation, session id) pair:
 ``.../sessions/a/envelope/envelope`` is the envelope of session ``a/envelope``.
 """
 

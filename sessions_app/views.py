@@ -91,7 +91,7 @@ class EnvelopeView(APIView):
         body=EnvelopeWrite,
         headers=[IF_MATCH, ETAG],
         answers={200: schemas.Envelope, 201: schemas.Envelope},
-        errors=(404, 412),
+        errors=(404, 409, 412),
     )
     def put(self, request: Request, scope_id: str, session_id: str) -> Response:
         parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
@@ -114,7 +114,7 @@ class EnvelopeView(APIView):
         body=EnvelopeWrite,
         headers=[IF_MATCH, ETAG],
         answers={200: schemas.Envelope, 201: schemas.Envelope},
-        errors=(404, 412),
+        errors=(404, 409, 412),
     )
     def patch(self, request: Request, scope_id: str, session_id: str) -> Response:
         parse_path(SessionPath, scope_id=scope_id, session_id=session_id)
@@ -175,7 +175,7 @@ class WorkingNotesView(APIView):
         path=SessionPath,
         headers=[IF_MATCH],
         answers={200: schemas.WorkingNotes},
-        errors=(404, 412),
+        errors=(404, 409, 412),
     )
     def delete(self, request: Request, scope_id: str, session_id: str) -> Response:
         _authorized(request, scope_id, session_id, Role.CONTRIBUTOR)

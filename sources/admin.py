@@ -28,6 +28,7 @@ from .models import (
     Scope,
     ScopeContextReference,
     ScopeExternalReference,
+    SessionClosure,
 )
 
 
@@ -155,6 +156,8 @@ class ContentSourceAdmin(RegistryAuditAdmin):
         "created_at",
         "created_by",
         "request_id",
+        "purged_at",
+        "purge_run",
     ]
     exclude = ["content", "metadata"]
 
@@ -236,8 +239,21 @@ def _changelist(model_name: str, **filters: str) -> str:
     return f"{reverse(f'admin:sources_{model_name}_changelist')}?{urlencode(filters)}"
 
 
-def _pretty(stored_content: str) -> str:
+def _pretty(stored_content: str | None) -> str:
+    if stored_content is None:
+        return "(tombstone: purged or redacted)"
     value = stored_json_loads(stored_content)
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@admin.register(SessionClosure)
+class SessionClosureAdmin(RegistryAuditAdmin):
+    list_display = ["closed_at", "scope", "session_id", "closed_by", "request_id"]
+    readonly_fields = ["closed_at", "scope", "session_id", "closed_by", "request_id"]
+    search_fields = ["session_id"]
+    exact_search_fields = ("scope_id", "session_id", "closed_by")
+    search_help_text = "Exact scope id, session id or who closed it."
+    ordering = ["-id"]
+    sortable_by = ()

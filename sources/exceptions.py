@@ -51,3 +51,12 @@ class CaptureRejected(DomainError):
         details = {"field": field, "reason": detail_reason or reason, **extra}
         super().__init__(message, details=details)
         self.reason = reason
+
+
+class SessionClosed(DomainError):
+    status_code = 409
+    code = "session_closed"
+    message = (
+        "The session is closed: it takes no new working notes and no envelope "
+        "writes. Start a new session id."
+    )

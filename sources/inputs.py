@@ -202,7 +202,7 @@ class SourceAuditQuery(PageQuery):
     working_note: QueryBoolean | None = None
     session_id: Identity | None = None
     note_kind: NoteKind | None = None
-    state: Literal["active", "expired"] | None = None
+    state: Literal["active", "expired", "closed", "purged"] | None = None
     after_position: Offset = 0
 
     def filters(self) -> AuditFilters:

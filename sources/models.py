@@ -129,15 +129,16 @@ class ContentSource(ImmutableModel):
     source_type = models.CharField(max_length=32, default="content")
     source_id = models.CharField(max_length=256)
     position = models.BigIntegerField()
-    content = models.TextField(
-        help_text="RFC 8785 canonical JSON of the content value."
+    # NULL only in a tombstone (purge or redaction, spec/handoff.md 3).
+    content = models.TextField(  # noqa: DJ001
+        null=True, help_text="RFC 8785 canonical JSON of the content value."
     )
     # NULL for Sources captured before it was kept; readers fall back to the
     # content's length (sources.selectors.records.content_size).
     content_bytes = models.BigIntegerField(
         null=True, blank=True, help_text="UTF-8 bytes of ``content``."
     )
-    metadata = models.JSONField(default=dict, decoder=StoredJSONDecoder)
+    metadata = models.JSONField(default=dict, null=True, decoder=StoredJSONDecoder)
     metadata_bytes = models.BigIntegerField(
         null=True, blank=True, help_text="UTF-8 bytes of ``metadata`` as JSON."
     )
@@ -153,6 +154,12 @@ class ContentSource(ImmutableModel):
     created_at = models.DateTimeField()
     created_by = models.CharField(max_length=150)
     request_id = models.CharField(max_length=16)
+    # Set once, with content and metadata nulled, by purge or redaction; the
+    # database allows no other change (powercontext.db.guards.tombstone_guard).
+    purged_at = models.DateTimeField(null=True, blank=True)
+    purge_run = models.CharField(  # noqa: DJ001
+        max_length=40, null=True, blank=True, help_text="The purge or redaction id."
+    )
 
     class Meta:
         constraints = [
@@ -227,6 +234,30 @@ class ContentSource(ImmutableModel):
 
     def __str__(self) -> str:
         return f"{self.scope_id}/{self.source_type}/{self.source_id}@{self.position}"
+
+
+class SessionClosure(ImmutableModel):
+    """That a session ended (spec/handoff.md 3): written once, never changed.
+
+    From ``closed_at`` on, the session's Working Notes are ``closed``
+    (``sources.availability``) and its envelope refuses writes.
+    """
+
+    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="+")
+    session_id = models.CharField(max_length=256)
+    closed_at = models.DateTimeField()
+    closed_by = models.CharField(max_length=150)
+    request_id = models.CharField(max_length=16)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope", "session_id"], name="sources_closure_session_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope_id} / {self.session_id} closed {self.closed_at}"
 
 
 class CaptureOutcome(models.TextChoices):

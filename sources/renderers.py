@@ -8,7 +8,7 @@ from typing import Any
 from powercontext.jsonvalues import RawJSON
 from powercontext.text import format_datetime
 
-from .availability import availability_of
+from .availability import availability_of_row
 from .selectors import ScopeView
 from .services import Receipt
 
@@ -41,7 +41,7 @@ def source_record(row: Any) -> dict[str, Any]:
     """The SourceRecord of a row (a dict or an object with the record fields).
 
     The content is the stored canonical JSON, written into the answer as it is
-    (``RawJSON``), never decoded and encoded again.
+    (``RawJSON``), never decoded and encoded again; a tombstone's is null.
     """
     fields = row if isinstance(row, dict) else vars(row)
     return {
@@ -49,7 +49,7 @@ def source_record(row: Any) -> dict[str, Any]:
         "scope_id": fields["scope_id"],
         "source_type": fields["source_type"],
         "source_id": fields["source_id"],
-        "content": RawJSON(fields["content"]),
+        "content": _raw(fields["content"]),
         "position": fields["position"],
         "content_digest": fields["content_digest"],
     }
@@ -65,14 +65,20 @@ def attempt_item(attempt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _raw(text: str | None) -> RawJSON | None:
+    return None if text is None else RawJSON(text)
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else format_datetime(value)
+
+
 def audit_record(row: dict[str, Any], now: datetime) -> dict[str, Any]:
     expires_at = row["expires_at"]
-    state = availability_of(
-        is_working_note=row["is_working_note"], expires_at=expires_at, now=now
-    )
+    state = availability_of_row(row, now)
     return {
         **source_record(row),
-        "metadata": RawJSON(row["metadata_text"]),
+        "metadata": _raw(row["metadata_text"]),
         "working_note": row["is_working_note"],
         "session_id": row["session_id"],
         "note_kind": row["note_kind"],
@@ -81,6 +87,9 @@ def audit_record(row: dict[str, Any], now: datetime) -> dict[str, Any]:
         "created_at": format_datetime(row["created_at"]),
         "created_by": row["created_by"],
         "request_id": row["request_id"],
+        "closed_at": _time(row["closed_at"]),
+        "purged_at": _time(row["purged_at"]),
+        "purge_run": row["purge_run"],
         "attempts_total": row["attempts_total"],
         "attempts": [attempt_item(attempt) for attempt in row["attempts"]],
     }

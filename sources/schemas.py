@@ -46,7 +46,7 @@ class SourceRecord(BaseModel):
     scope_id: str
     source_type: Literal["content"]
     source_id: str
-    content: Any = Field(description="The captured JSON value.")
+    content: Any = Field(description="The captured JSON value; null in a tombstone.")
     position: int = Field(ge=1)
     content_digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
 
@@ -85,6 +85,9 @@ class AuditRecord(SourceRecord):
     created_at: datetime
     created_by: str
     request_id: str
+    closed_at: datetime | None
+    purged_at: datetime | None
+    purge_run: str | None
     attempts_total: int
     attempts: list[Attempt]
 

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "sources",
     "sessions_app",
     "handoffs",
+    "lifecycle",
 ]
 
 MIDDLEWARE = [

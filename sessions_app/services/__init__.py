@@ -6,6 +6,7 @@ and writes through ``writes.envelope_write``, the one envelope write path.
 """
 
 from .envelopes import envelope_overlay, envelope_replace
+from .erasure import envelope_notes_erase, envelopes_holding, notes_kept_condition
 from .retention import PruneResult, envelope_revisions_prune
 from .working_notes import (
     DEFAULT_NOTE_KIND,
@@ -22,9 +23,12 @@ __all__ = [
     "NotesCapture",
     "PruneResult",
     "WorkingNotesWrite",
+    "envelope_notes_erase",
     "envelope_overlay",
     "envelope_replace",
     "envelope_revisions_prune",
+    "envelopes_holding",
+    "notes_kept_condition",
     "working_notes_clear",
     "working_notes_put",
 ]

@@ -26,6 +26,7 @@ from powercontext.canonical import canonical_json, canonical_sha256
 from powercontext.db.constraints import violates_constraint
 from powercontext.exceptions import PreconditionFailed
 from powercontext.principals import Principal
+from sources.exceptions import SessionClosed
 from sources.selectors import scope_require
 
 from ..meta import Scalar, check_meta_size, same_meta, same_value, sanitize_stored
@@ -33,6 +34,7 @@ from ..meta_keys import WORKING_NOTES_KEY, Owner
 from ..models import EnvelopeRevision, EnvelopeValue, SessionEnvelope, WriteOperation
 from ..preconditions import IfMatch
 from ..selectors import EnvelopeState, envelope_state
+from .locks import locked_envelope, session_is_closed
 
 Meta = dict[str, Scalar]
 MetaChange = Callable[[Meta], Meta]
@@ -76,22 +78,27 @@ def envelope_write(
     change: MetaChange,
     writer: Writer,
     create: bool = True,
+    closed_too: bool = False,
 ) -> EnvelopeWrite:
     """Apply ``change`` to the envelope's readable meta under the envelope row lock.
 
-    Order: scope exists (``ScopeNotFound``) -> ``If-Match``
-    (``PreconditionFailed``) -> ``change`` (its rule errors) -> whole-meta cap
-    (``MetaTooLarge``) -> write. A change that leaves the readable meta as it was
+    Order: scope exists (``ScopeNotFound``) -> session open (``SessionClosed``,
+    read after the envelope lock, which closing the session also takes) ->
+    ``If-Match`` (``PreconditionFailed``) -> ``change`` (its rule errors) ->
+    whole-meta cap (``MetaTooLarge``) -> write; only erasure writes a closed
+    session (``closed_too``). A change that leaves the readable meta as it was
     writes nothing. Without an envelope and with ``create=False`` nothing is
-    written either. This is the only path to an envelope write: a further check
-    on the session's state before writes belongs here, next to the precondition.
+    written either. This is the only path to an envelope write.
     """
     assert connection.in_atomic_block, "the calling service owns the transaction"
-    envelope = _locked_envelope(scope_id, session_id)
+    envelope = locked_envelope(scope_id, session_id)
     # Taken after the lock, so updated_at follows the order writes happen in.
     now = timezone.now()
     if envelope is None:
         scope_require(scope_id=scope_id)
+    if not closed_too and session_is_closed(envelope, scope_id, session_id):
+        raise SessionClosed()
+    if envelope is None:
         _require_precondition(if_match, None)
         if not create:
             return EnvelopeWrite(
@@ -101,7 +108,7 @@ def envelope_write(
         if written is not None:
             return written
         # A concurrent write created the envelope first: apply this one after it.
-        envelope = _locked_envelope(scope_id, session_id)
+        envelope = locked_envelope(scope_id, session_id)
         assert envelope is not None, "the unique constraint said it exists"
         now = timezone.now()
     return _update_envelope(envelope, if_match, change, writer, now)
@@ -110,15 +117,6 @@ def envelope_write(
 def next_clock(previous: int, now: datetime) -> int:
     """``max(previous + 1, now in ms)``: strictly increasing even if time steps back."""
     return max(previous + 1, (now - _EPOCH) // timedelta(milliseconds=1))
-
-
-def _locked_envelope(scope_id: str, session_id: str) -> SessionEnvelope | None:
-    try:
-        return SessionEnvelope.objects.select_for_update().get(
-            scope_id=scope_id, session_id=session_id
-        )
-    except SessionEnvelope.DoesNotExist:
-        return None
 
 
 def _create_envelope(

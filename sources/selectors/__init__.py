@@ -2,6 +2,7 @@
 ``audit``)."""
 
 from .audit import AuditFilters, attempt_page, audit_get, audit_page
+from .closures import session_closure_find, session_closures
 from .records import (
     SourceIdentity,
     Window,
@@ -32,6 +33,8 @@ __all__ = [
     "scope_list",
     "scope_require",
     "scope_watermark",
+    "session_closure_find",
+    "session_closures",
     "source_get",
     "source_identity_find",
     "source_page",

@@ -14,7 +14,7 @@ from powercontext.db.json import JSONText
 from powercontext.limits import max_response_bytes
 from powercontext.pages import Page, Position, keyset_page
 
-from ..availability import Availability, availability_condition
+from ..availability import Availability, availability_condition, session_closed_at
 from ..exceptions import SourceNotFound
 from ..models import CaptureAttempt, ContentSource
 from .budget import admit, load_chunks, stored_size
@@ -31,6 +31,9 @@ AUDIT_FIELDS = (
     "created_at",
     "created_by",
     "request_id",
+    "purged_at",
+    "purge_run",
+    "closed_at",
 )
 ATTEMPT_FIELDS = ("outcome", "reason", "at", "principal", "request_id")
 AUDIT_RECENT_ATTEMPTS = 20
@@ -105,8 +108,11 @@ def audit_get(*, scope_id: str, source_type: str, source_id: str) -> dict[str, A
 
 
 def _audited(rows: Any) -> Any:
-    """``rows`` with their metadata as stored text (answers write it as it is)."""
-    return rows.annotate(metadata_text=JSONText("metadata"))
+    """``rows`` with their metadata as stored text (answers write it as it is) and
+    their session's close instant (for their ``state``)."""
+    return rows.annotate(
+        metadata_text=JSONText("metadata"), closed_at=session_closed_at()
+    )
 
 
 def _with_attempts(

@@ -8,6 +8,7 @@ from .capture import (
     source_create,
     working_note_capture,
 )
+from .lifecycle import session_closure_record, sources_tombstone
 from .scopes import scope_create
 
 __all__ = [
@@ -16,7 +17,9 @@ __all__ = [
     "Receipt",
     "attempt_log",
     "scope_create",
+    "session_closure_record",
     "source_capture",
     "source_create",
+    "sources_tombstone",
     "working_note_capture",
 ]

@@ -37,7 +37,7 @@ from sources import selectors
 from sources.digests import (
     SourceValue,
 )
-from sources.exceptions import CaptureRejected, SourceConflict
+from sources.exceptions import CaptureRejected, SessionClosed, SourceConflict
 from sources.identifiers import new_source_id
 from sources.journal import journal_capture
 from sources.models import CaptureOutcome, ContentSource
@@ -133,6 +133,9 @@ def working_note_capture(
     ``expires_at`` not after ``now`` is refused (``not_in_future``) for a new
     identity only: an exact replay of an existing note returns its original
     receipt even after expiry, a different value is a ``SourceConflict``.
+
+    A new identity whose session is closed is refused (``SessionClosed``, 409);
+    an existing one replays or conflicts as always (spec/handoff.md 3).
 
     A caller that runs the capture inside its own transaction (the envelope's
     notes bridge) passes its ``log``, written after that transaction; without
@@ -246,6 +249,9 @@ def _capture(
         return _classify(attempt, winner.position, winner.value_digest)
     if outcome.existing_digest is not None:
         return _classify(attempt, outcome.position, outcome.existing_digest)
+    if outcome.closed:
+        attempt.record(CaptureOutcome.REJECTED, SessionClosed.code)
+        raise SessionClosed()
     metrics.capture_counted(CaptureOutcome.ACCEPTED.value)
     return Receipt(CONTENT, row.source_id, outcome.position, replayed=False)
 

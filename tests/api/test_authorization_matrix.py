@@ -44,6 +44,7 @@ class World:
     other: str
     handoff_content: dict[str, Any] = field(default_factory=dict)
     token_id: int = 0  # a token with a grant on ``scope`` only
+    hold_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,27 @@ MATRIX: dict[tuple[str, str], Row] = {
         lambda world: "/mcp",
         lambda world: {"jsonrpc": "2.0", "id": 1, "method": "ping"},
     ),
+    ("session-close", "post"): Row(
+        "contributor", _scope("/sessions/sess-3/close"), lambda world: {}, (200, 201)
+    ),
+    ("legal-hold-collection", "get"): Row("admin", _scope("/legal-holds")),
+    ("legal-hold-collection", "post"): Row(
+        "admin", _scope("/legal-holds"), lambda world: {"reason": "r"}, (201,)
+    ),
+    ("legal-hold-release", "post"): Row(
+        "admin",
+        lambda world: f"/v1/scopes/{world.scope}/legal-holds/{world.hold_id}/release",
+        lambda world: {"reason": "r"},
+    ),
+    ("scope-purge", "post"): Row(
+        "admin",
+        _scope("/purge"),
+        lambda world: {"older_than_seconds": 0, "dry_run": True},
+    ),
+    ("source-redact", "get"): Row("viewer", _scope("/sources/content/c-2/redact")),
+    ("source-redact", "post"): Row(
+        "admin", _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}
+    ),
     ("handoff-activate", "post"): Row(
         "contributor",
         lambda world: handoff.ACTIVATE,
@@ -324,8 +346,16 @@ def world(api: ApiClient) -> World:
     handoff.capture(api, scope, "c-1")
     api.put(f"/v1/scopes/{scope}/sessions/sess-1/working-notes", {"notes": "n"})
     committed = handoff.committed(api, scope, handoff.draft([handoff.sc("c-1")]))
+    handoff.capture(api, scope, "c-2")
+    handoff.capture(api, scope, "c-2/redact")
+    held = api.post(f"/v1/scopes/{scope}/legal-holds", {"reason": "matrix"})
+    released = api.post(
+        f"/v1/scopes/{scope}/legal-holds/{held.json()['hold_id']}/release",
+        {"reason": "so it blocks nothing"},
+    )
+    assert released.status_code == 200
     target, _ = token_create(principal="target", grants=[(scope, Role.CONTRIBUTOR)])
-    return World(scope, other, committed["content"], target.pk)
+    return World(scope, other, committed["content"], target.pk, held.json()["hold_id"])
 
 
 @pytest.mark.parametrize("caller", CALLERS)

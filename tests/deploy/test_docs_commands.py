@@ -95,6 +95,8 @@ OPERATIONS_OUTCOMES = {
     ),
     "revoketoken pct_AbCdEfGh": "CommandError: No token has the prefix 'pct_AbCdEfGh'.",
     "prune_envelope_revisions": "",
+    "purge_working_notes --older-than 30d --dry-run": "",
+    "purge_working_notes --older-than 30d": "",
 }
 
 

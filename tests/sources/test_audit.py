@@ -80,6 +80,9 @@ def test_audit_record_shape(api: ApiClient, populated: str) -> None:
         "created_at": "2026-06-01T12:00:00Z",
         "created_by": "root",
         "request_id": record["request_id"],
+        "closed_at": None,
+        "purged_at": None,
+        "purge_run": None,
         "attempts_total": 1,
         "attempts": [
             {
@@ -222,7 +225,7 @@ def test_attempts_pages(api: ApiClient, scope_id: str) -> None:
         ({"limit": "0"}, 400),
         ({"limit": "101"}, 400),
         ({"working_note": "maybe"}, 400),
-        ({"state": "closed"}, 400),
+        ({"state": "deleted"}, 400),
         ({"note_kind": "nope"}, 400),
         ({"after_position": "-1"}, 400),
         ({"bogus": "1"}, 422),

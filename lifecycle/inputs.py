@@ -1,0 +1,60 @@
+"""Request models of the lifecycle operations: shape and field rules only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from powercontext.inputs import NOT_BLANK, Identity, StrictInput
+from sources.inputs import PageQuery, ScopePath, SourcePath
+
+__all__ = [
+    "HoldCreate",
+    "HoldListQuery",
+    "HoldPath",
+    "HoldRelease",
+    "PurgeRequest",
+    "Redact",
+    "ScopePath",
+    "SessionClose",
+    "SourcePath",
+]
+
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=2000), NOT_BLANK]
+# A hundred years: far enough back for any retention, near enough that the
+# cutoff stays a valid date.
+OLDER_THAN_MAX_SECONDS = 100 * 366 * 24 * 3600
+
+
+class SessionClose(StrictInput):
+    """The body of a close: ``{}``."""
+
+
+class HoldCreate(StrictInput):
+    session_id: Identity | None = Field(
+        default=None, description="null or omitted: the whole scope."
+    )
+    reason: Reason
+
+
+class HoldRelease(StrictInput):
+    reason: Reason
+
+
+class HoldPath(StrictInput):
+    scope_id: Identity
+    hold_id: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+
+
+class HoldListQuery(PageQuery):
+    pass
+
+
+class PurgeRequest(StrictInput):
+    older_than_seconds: int = Field(ge=0, le=OLDER_THAN_MAX_SECONDS)
+    dry_run: bool
+
+
+class Redact(StrictInput):
+    reason: Reason

@@ -1,0 +1,84 @@
+"""``manage.py purge_working_notes --older-than 30d [--scope ID] [--dry-run]``.
+
+Tombstones Working Notes expired or closed longer ago than the age, never held
+or cited ones, and erases the notes of envelopes of sessions closed as long ago
+(``lifecycle.services.purge``). Safe from cron on several servers at once. Shows
+a progress bar on a terminal and prints a one-line summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from datetime import timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from lifecycle.inputs import OLDER_THAN_MAX_SECONDS
+from lifecycle.services import purge_run
+from powercontext.principals import Principal
+from sources.exceptions import ScopeNotFound
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_AGE = re.compile(r"([0-9]+)([smhd])")
+PRINCIPAL = "purge_working_notes"
+
+
+def age(text: str) -> timedelta:
+    """An ``argparse`` type: ASCII digits and one unit of ``s m h d`` (``30d``)."""
+    match = _AGE.fullmatch(text)
+    seconds = None if match is None else int(match[1]) * _UNITS[match[2]]
+    if seconds is None or seconds > OLDER_THAN_MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an age such as 90s, 15m, 12h or 30d "
+            f"(at most {OLDER_THAN_MAX_SECONDS // 86400}d)"
+        )
+    return timedelta(seconds=seconds)
+
+
+class Command(BaseCommand):
+    help = (
+        "Purge working notes expired or closed longer ago than --older-than: "
+        "content and metadata become a tombstone (held or cited ones are kept)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--older-than", type=age, required=True, help="age, e.g. 30d (s m h d)"
+        )
+        parser.add_argument("--scope", help="one scope id (default: every scope)")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="count, change nothing"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        older_than: timedelta = options["older_than"]
+        bar = tqdm(
+            desc="notes",
+            unit="note",
+            file=self.stderr._out,
+            disable=None,  # only on a terminal
+        )
+        try:
+            result = purge_run(
+                principal=Principal(PRINCIPAL),
+                scope_id=options["scope"],
+                older_than=older_than,
+                dry_run=options["dry_run"],
+                progress=bar.update,
+            )
+        except ScopeNotFound:
+            raise CommandError(f"no scope {options['scope']!r}") from None
+        finally:
+            bar.close()
+        verb = "would purge" if result.dry_run else "purged"
+        self.stdout.write(
+            f"{result.run_id}: {verb} {result.purged} notes, skipped "
+            f"{result.skipped_held} held and {result.skipped_cited} cited; "
+            f"envelopes cleared: {result.envelopes_cleared}"
+        )
+
+
+__all__ = ["Command", "age"]
