@@ -9,6 +9,7 @@ import sys
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
+from django.urls import get_resolver
 
 from powercontext.settings.envfile import GUNICORN_CONFIG_MARKER, ROOT, env_file_read
 
@@ -32,3 +33,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "powercontext.settings.productio
 gunicorn_config_check()
 
 application = get_wsgi_application()
+
+# The URL conf - every view, and through /mcp the MCP types - is loaded now, as the
+# worker starts, not inside its first request: imported there, its long-lived
+# objects land among the first request's short-lived ones, and a worker whose first
+# request had a large body then kept ~60 MiB it had freed
+# (tests/robustness/test_memory_bounds.py).
+get_resolver().url_patterns  # noqa: B018
