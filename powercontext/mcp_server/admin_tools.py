@@ -1,12 +1,13 @@
-"""Tools for the people and agents who administer access (spec/access.md 1): the
-token and grant operations, each the HTTP operation's view as for every other
-tool. Needs an admin grant, as over HTTP; a minted or rotated secret is in the
-tool's result once, as in the HTTP answer."""
+"""Tools for administering access (spec/access.md 1) and the lifecycle (spec/
+handoff.md 3): each the HTTP operation's view, as for every other tool, with its
+grants (admin, contributor for a close) and errors. A minted or rotated secret is
+in the tool's result once, as in the HTTP answer."""
 
 from __future__ import annotations
 
 import mcp_types as types
 
+from lifecycle import views as lifecycle
 from powercontext.access import views as access
 
 from .catalogue import READ_ONLY, Tool
@@ -84,6 +85,62 @@ ACCESS_TOOLS: tuple[Tool, ...] = (
         access.TokenGrantDetailView,
         "delete",
         f"Remove a token's own grant on a scope. {_ADMIN}",
+        _writes(destructive=True, idempotent=True),
+    ),
+)
+
+LIFECYCLE_TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "close_session",
+        lifecycle.SessionCloseView,
+        "post",
+        "Close a session when its work is finished: from then on its working notes "
+        "are unavailable as evidence ('closed'), and new notes and envelope writes "
+        "are refused (409 session_closed). Closing again returns the same record. "
+        "Needs a contributor grant.",
+        _writes(destructive=True, idempotent=True),
+    ),
+    Tool(
+        "list_legal_holds",
+        lifecycle.HoldCollectionView,
+        "get",
+        "List the scope's legal holds, newest first, released ones included. "
+        "Needs an admin grant.",
+        READ_ONLY,
+    ),
+    Tool(
+        "set_legal_hold",
+        lifecycle.HoldCollectionView,
+        "post",
+        "Put the scope, or one session of it (session_id), under a legal hold with "
+        "a reason: nothing it covers is purged or redacted until the hold is "
+        "released. Holds stack. Needs an admin grant.",
+        _writes(destructive=False, idempotent=False),
+    ),
+    Tool(
+        "release_legal_hold",
+        lifecycle.HoldReleaseView,
+        "post",
+        "Release one legal hold by hold_id, with a reason. Needs an admin grant.",
+        _writes(destructive=False, idempotent=True),
+    ),
+    Tool(
+        "purge_working_notes",
+        lifecycle.PurgeView,
+        "post",
+        "Tombstone the scope's working notes expired or closed longer ago than "
+        "older_than_seconds (never held ones, never ones a committed handoff "
+        "cites), and clear closed sessions' envelope notes. dry_run counts "
+        "without changing anything. Needs an admin grant.",
+        _writes(destructive=True, idempotent=True),
+    ),
+    Tool(
+        "redact_source",
+        lifecycle.RedactView,
+        "post",
+        "Redact one Source (content or working note) with a recorded reason: its "
+        "text and metadata are removed for good, its identity and digests stay as "
+        "a tombstone. Refused while a legal hold applies. Needs an admin grant.",
         _writes(destructive=True, idempotent=True),
     ),
 )

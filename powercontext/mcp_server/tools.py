@@ -15,7 +15,7 @@ from handoffs import views as handoffs
 from sessions_app import views as sessions
 from sources import views as sources
 
-from .admin_tools import ACCESS_TOOLS
+from .admin_tools import ACCESS_TOOLS, LIFECYCLE_TOOLS
 from .catalogue import READ_ONLY, Tool
 
 _COMMIT = types.ToolAnnotations(
@@ -205,5 +205,5 @@ _OPERATIONS: tuple[Tool, ...] = (
     ),
 )
 
-TOOLS: tuple[Tool, ...] = (*_OPERATIONS, *ACCESS_TOOLS)
+TOOLS: tuple[Tool, ...] = (*_OPERATIONS, *LIFECYCLE_TOOLS, *ACCESS_TOOLS)
 REGISTRY: dict[str, Tool] = {tool.name: tool for tool in TOOLS}

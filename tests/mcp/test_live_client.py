@@ -89,6 +89,25 @@ def test_every_tool_answers_through_the_client(live: LiveService) -> None:
         assert hint["status"] in ("ready", "empty")
         cleared = await use("working_notes_clear", **session_)
         assert cleared["notes"] is None
+        hold = await use("set_legal_hold", **session_, reason="review")
+        holds = await use("list_legal_holds", **scope)
+        assert [h["hold_id"] for h in holds["items"]] == [hold["hold_id"]]
+        await use("release_legal_hold", **scope, hold_id=hold["hold_id"], reason="done")
+        purged = await use(
+            "purge_working_notes", **scope, older_than_seconds=0, dry_run=True
+        )
+        assert purged["dry_run"] is True
+        await use("capture_content_source", **scope, source_id="c-2", content="oops")
+        redacted = await use(
+            "redact_source",
+            **scope,
+            source_type="content",
+            source_id="c-2",
+            reason="pasted by mistake",
+        )
+        assert redacted["content"] is None
+        closed = await use("close_session", **session_)
+        assert closed["session_id"] == "sess/1"
         grant = {"scope": scope_id, "role": "viewer"}
         called.add("mint_token")  # its argument 'name' is also use()'s
         result = await mcp.call_tool(
