@@ -41,7 +41,11 @@ class Sent:
         return self.status in (200, 201)
 
 
-Write = Callable[[httpx.Client, int, int], tuple[str, str, Any, dict[str, str]]]
+# write(client, thread, index, previous) -> (method, path, body, headers); previous
+# is what the thread sent last (None at first), so a write can retry or follow up.
+Write = Callable[
+    [httpx.Client, int, int, "Sent | None"], tuple[str, str, Any, dict[str, str]]
+]
 
 
 @dataclass
@@ -72,7 +76,7 @@ def fault_stream(
     after: int,
     threads: int = 16,
 ) -> StreamResult:
-    """``write(client, thread, index)`` gives ``(method, path, body, headers)``.
+    """``write`` gives each thread's next request (see ``Write``).
 
     Threads send one write after another; after an unanswered or refused write a
     thread pauses 0.1 s, then sends its next one. ``fault`` runs once ``before``
@@ -85,13 +89,14 @@ def fault_stream(
 
     def run(thread: int) -> None:
         with service.client(timeout=60) as client:
-            index = 0
+            index, previous = 0, None
             while not stop.is_set():
-                method, path, body, headers = write(client, thread, index)
+                method, path, body, headers = write(client, thread, index, previous)
                 status, answer = _send(client, method, path, body, headers)
                 record = Sent(thread, index, method, path, body, status, answer, 0.0)
+                previous = replace(record, at=time.monotonic())
                 with lock:
-                    sent.append(replace(record, at=time.monotonic()))
+                    sent.append(previous)
                 index += 1
                 if status in (200, 201):
                     acknowledged.release()

@@ -49,7 +49,7 @@ SESSIONS = 4
 def envelope_writer(scope_id: str) -> Any:
     """Thread ``t`` writes session ``t % 4``: PUT, PATCH, notes, each value unique."""
 
-    def write(client: httpx.Client, thread: int, index: int) -> tuple[Any, ...]:
+    def write(client: httpx.Client, thread: int, index: int, _: Any) -> tuple[Any, ...]:
         base = f"/v1/scopes/{scope_id}/sessions/sess-{thread % SESSIONS}"
         mark = thread * 100_000 + index
         return [
