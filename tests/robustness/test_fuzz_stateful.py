@@ -1,0 +1,135 @@
+"""Schemathesis's stateful testing against the live service: sequences of calls.
+
+Where ``test_fuzz_api.py`` sends each operation on its own, this walks the
+OpenAPI document's links (powercontext/api/openapi_links.py): a created scope's
+id goes into captures, envelope writes and handoffs; a receipt's Source id into
+reads and the audit; a finalized handoff into commit, a commit into continue.
+Every call is authenticated with an admin token, so the sequences reach the
+domain code. Every answer must be below 500 (the two generation operations
+answer 503 by contract), every error the envelope, and every answer conform to
+the document.
+
+``make test`` runs a bounded walk; ``PC_FUZZ_STATEFUL_EXAMPLES`` and
+``PC_FUZZ_STATEFUL_STEPS`` make it a campaign, and ``PC_FUZZ_REPORT`` names a
+file that receives the count of calls (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from tests.robustness.conftest import Service, serving_production, suite_database
+from tests.robustness.test_fuzz_api import (
+    CHECKS,
+    DOCUMENT,
+    GENERATION_OPERATIONS,
+    transport_refusal,
+)
+
+EXAMPLES = int(os.environ.get("PC_FUZZ_STATEFUL_EXAMPLES", "15"))
+STEPS = int(os.environ.get("PC_FUZZ_STATEFUL_STEPS", "12"))
+
+schema = schemathesis.openapi.from_dict(DOCUMENT)
+
+
+@pytest.fixture(scope="module")
+def stateful_service(
+    tmp_path_factory: pytest.TempPathFactory, static_root: Path
+) -> Iterator[Service]:
+    directory = tmp_path_factory.mktemp("fuzz-stateful")
+    with (
+        suite_database(directory) as database_url,
+        serving_production(database_url, directory, static_root) as service,
+    ):
+        yield service
+
+
+@pytest.fixture
+def scope_is_a_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let walks start by creating a scope.
+
+    schemathesis 4.32 starts walks only at operations it expects to succeed with
+    random data; it reads ``parent_scope_id`` as a reference to a "ParentScope"
+    that no operation creates and so never starts at ``create_scope`` - every
+    walk then began with a capture into a scope that does not exist (404).
+    """
+    stateful = importlib.import_module("schemathesis.specs.openapi.stateful")
+    likely = stateful.is_likely_root_transition
+    monkeypatch.setattr(
+        stateful,
+        "is_likely_root_transition",
+        lambda operation, *args: (
+            operation.label == "POST /v1/scopes" or likely(operation, *args)
+        ),
+    )
+
+
+def workflow(service: Service, calls: Counter[tuple[str, int]]) -> type:
+    """The document's state machine, calling ``service`` with its admin token."""
+
+    class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+        def before_call(self, case: Any) -> None:
+            case.headers = {
+                **(case.headers or {}),
+                "Authorization": f"Bearer {service.token}",
+            }
+
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"base_url": service.url, "timeout": 60}
+
+        def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
+            operation = case.operation.definition.raw.get("operationId")
+            calls[operation, response.status_code] += 1
+            refusal = transport_refusal(response.request)
+            if refusal is not None:
+                assert response.status_code == refusal, response.text
+                return
+            limit = 504 if operation in GENERATION_OPERATIONS else 500
+            assert response.status_code < limit, (operation, response.text)
+            case.validate_response(response, checks=CHECKS)
+
+    return Workflow
+
+
+@pytest.mark.usefixtures("scope_is_a_root")
+def test_sequences_of_linked_calls_get_no_5xx_and_conform(
+    stateful_service: Service,
+) -> None:
+    calls: Counter[tuple[str, int]] = Counter()
+    try:
+        workflow(stateful_service, calls).run(
+            settings=settings(
+                max_examples=EXAMPLES,
+                stateful_step_count=STEPS,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
+        )
+    finally:
+        report(calls)
+    linked = {operation for (operation, status) in calls if status < 300}
+    assert {"create_scope", "capture_content_source", "get_source"} <= linked
+
+
+def report(calls: Counter[tuple[str, int]]) -> None:
+    total = sum(calls.values())
+    by_operation = Counter()
+    for (operation, status), count in calls.items():
+        by_operation[f"{operation} {status}"] += count
+    print(f"stateful fuzz: {total} calls")
+    target = os.environ.get("PC_FUZZ_REPORT")
+    if target:
+        Path(target).write_text(
+            json.dumps({"calls": total, "by_status": dict(by_operation)}, indent=1)
+        )
