@@ -158,7 +158,8 @@ def handoff_head_lock(*, scope_id: str) -> HandoffHead:
     locking query, a commit that waited for the lock would see the head's new
     ``current_id`` but the revision row of its own, older snapshot - none at all
     on PostgreSQL, so a stale commit passed the base check and met the revision
-    number's unique constraint as a 500 (docs/decisions/0025).
+    number's unique constraint as a 500
+    (docs/decisions/0025-handoff-head-read-after-lock.md).
     """
     HandoffHead.objects.bulk_create(
         [HandoffHead(scope_id=scope_id)], ignore_conflicts=True

@@ -4,7 +4,7 @@ A drf-spectacular postprocessing hook adds ``links`` to the success answers of t
 operations that create or name something - a scope, a Source, an envelope, a
 handoff revision - pointing at the operations that read or use it. Clients may
 follow them; schemathesis's stateful testing walks them to build sequences of
-calls (docs/decisions/0025-openapi-links.md). A link naming an operation or a
+calls (docs/decisions/0024-reliability-proofs.md). A link naming an operation or a
 parameter the document does not have fails ``tests/api/test_openapi_links.py``.
 """
 

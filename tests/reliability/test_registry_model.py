@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote
@@ -45,6 +46,9 @@ pytestmark = pytest.mark.django_db
 
 EXAMPLES = int(os.environ.get("PC_MODEL_EXAMPLES", "12"))
 STEPS = int(os.environ.get("PC_MODEL_STEPS", "30"))
+
+# Runs and states compared (journal and envelopes after every step), for -rP.
+EXPLORED: Counter[str] = Counter()
 
 SOURCE_IDS = st.sampled_from(["s1", "s2", "s3", "a/b", "n1", "n2"])
 CONTENTS = st.sampled_from(["alpha", "beta", "\u00e9\u2603\U0001f680 gamma"])
@@ -76,6 +80,7 @@ class RegistryMachine(RuleBasedStateMachine):
         self.run = uuid.uuid4().hex  # idempotency keys of this run's scopes
 
     def teardown(self) -> None:
+        EXPLORED["runs"] += 1
         self.clock.stop()
 
     # --- scopes ---------------------------------------------------------------------
@@ -411,6 +416,8 @@ class RegistryMachine(RuleBasedStateMachine):
 
     @invariant()
     def journal_is_the_model(self) -> None:
+        EXPLORED["steps"] += 1
+        EXPLORED["sources"] += sum(len(scope.sources) for scope in self.scopes)
         for scope in self.scopes:
             response = self.api.get(
                 f"/v1/scopes/{scope.scope_id}/sources", query={"limit": 100}
@@ -450,6 +457,7 @@ def parse(value: str) -> datetime:
 
 def test_the_registry_behaves_like_its_model(admin_token: str) -> None:
     start = datetime.now(UTC).replace(microsecond=0)
+    EXPLORED.clear()
     run_state_machine_as_test(
         lambda: RegistryMachine(admin_token, start),
         settings=settings(
@@ -460,3 +468,4 @@ def test_the_registry_behaves_like_its_model(admin_token: str) -> None:
             suppress_health_check=list(HealthCheck),
         ),
     )
+    print(f"model: {EXPLORED['runs']} runs, {EXPLORED['steps']} states compared")
