@@ -74,8 +74,16 @@ def scope_is_a_root(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def workflow(service: Service, calls: Counter[tuple[str, int]]) -> type:
-    """The document's state machine, calling ``service`` with its admin token."""
+def workflow(
+    service: Service, calls: Counter[tuple[str, int]], failures: list[str]
+) -> type:
+    """The document's state machine, calling ``service`` with its admin token.
+
+    A failing call is kept in ``failures`` (as a curl command, the answer and the
+    error) and the walk goes on; the test fails at the end with all of them. Walks
+    depend on the live server's answers (new ids every time), so hypothesis could
+    not replay one to shrink it: it would report only that the replay was flaky.
+    """
 
     class Workflow(schema.as_state_machine()):  # type: ignore[misc]
         def before_call(self, case: Any) -> None:
@@ -90,15 +98,23 @@ def workflow(service: Service, calls: Counter[tuple[str, int]]) -> type:
         def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
             operation = case.operation.definition.raw.get("operationId")
             calls[operation, response.status_code] += 1
-            refusal = transport_refusal(response.request)
-            if refusal is not None:
-                assert response.status_code == refusal, response.text
-                return
-            limit = 504 if operation in GENERATION_OPERATIONS else 500
-            assert response.status_code < limit, (operation, response.text)
-            case.validate_response(response, checks=CHECKS)
+            try:
+                check(case, response, operation)
+            except Exception as error:
+                answer = f"{response.status_code} {response.text[:500]}"
+                failures.append(f"{case.as_curl_command()}\n-> {answer}\n{error}")
 
     return Workflow
+
+
+def check(case: Any, response: Any, operation: str) -> None:
+    refusal = transport_refusal(response.request)
+    if refusal is not None:
+        assert response.status_code == refusal, response.text
+        return
+    limit = 504 if operation in GENERATION_OPERATIONS else 500
+    assert response.status_code < limit, (operation, response.text)
+    case.validate_response(response, checks=CHECKS)
 
 
 @pytest.mark.usefixtures("scope_is_a_root")
@@ -106,8 +122,9 @@ def test_sequences_of_linked_calls_get_no_5xx_and_conform(
     stateful_service: Service,
 ) -> None:
     calls: Counter[tuple[str, int]] = Counter()
+    failures: list[str] = []
     try:
-        workflow(stateful_service, calls).run(
+        workflow(stateful_service, calls, failures).run(
             settings=settings(
                 max_examples=EXAMPLES,
                 stateful_step_count=STEPS,
@@ -117,19 +134,28 @@ def test_sequences_of_linked_calls_get_no_5xx_and_conform(
             )
         )
     finally:
-        report(calls)
+        report(calls, failures)
+    assert not failures, "\n\n".join(failures[:5])
     linked = {operation for (operation, status) in calls if status < 300}
     assert {"create_scope", "capture_content_source", "get_source"} <= linked
 
 
-def report(calls: Counter[tuple[str, int]]) -> None:
+def report(calls: Counter[tuple[str, int]], failures: list[str]) -> None:
     total = sum(calls.values())
     by_operation = Counter()
     for (operation, status), count in calls.items():
         by_operation[f"{operation} {status}"] += count
-    print(f"stateful fuzz: {total} calls")
+    print(f"stateful fuzz: {total} calls, {len(failures)} failed")
+    print("\n\n".join(failures[:5]))
     target = os.environ.get("PC_FUZZ_REPORT")
     if target:
         Path(target).write_text(
-            json.dumps({"calls": total, "by_status": dict(by_operation)}, indent=1)
+            json.dumps(
+                {
+                    "calls": total,
+                    "failures": failures[:20],
+                    "by_status": dict(by_operation),
+                },
+                indent=1,
+            )
         )
