@@ -156,8 +156,16 @@ class RegistryMachine(RuleBasedStateMachine):
         expiry=EXPIRY,
         offset=OFFSETS,
     )
-    def capture_note(self, data: Any, source_id: str, content: str, session_id: str,
-                     kind: str, expiry: int | None, offset: timedelta) -> None:  # fmt: skip
+    def capture_note(
+        self,
+        data: Any,
+        source_id: str,
+        content: str,
+        session_id: str,
+        kind: str,
+        expiry: int | None,
+        offset: timedelta,
+    ) -> None:
         scope = data.draw(st.sampled_from(self.scopes))
         expires = None if expiry is None else self.now + timedelta(minutes=expiry)
         value = Value(content, None, True, session_id, kind, expires)
