@@ -174,8 +174,8 @@ def test_envelope_writes_survive_a_database_restart(
         fault_service,
         envelope_writer(scope_id),
         fault=restart_database(fault_cluster, mode),
-        before=96,
-        after=160,
+        before=64,
+        after=96,
     )
 
     assert result.statuses() <= {200, 201, 503}, result.statuses()
@@ -207,8 +207,8 @@ def test_envelope_writes_survive_kill_9_of_a_worker(
         fault_service,
         envelope_writer(scope_id),
         fault=kill_a_worker,
-        before=96,
-        after=160,
+        before=64,
+        after=96,
     )
 
     assert killed[0] in workers

@@ -104,8 +104,8 @@ def test_handoff_commits_and_continues_survive_a_database_restart(
         fault_service,
         handoff_writer(scope_id),
         fault=restart_database(fault_cluster, mode),
-        before=96,
-        after=160,
+        before=64,
+        after=96,
     )
     print(result.summary())
 
