@@ -9,7 +9,7 @@ PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint test-postgres test-sqlite test-browser bench clean
+.PHONY: run test lint test-postgres test-sqlite test-browser test-long bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +81,23 @@ test-browser: $(VENV)/.installed
 	@mkdir -p var/screenshots
 	POWERCONTEXT_CHROMIUM=$(CHROMIUM) DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider \
 		-m console tests/console
+
+# The long reliability campaigns (docs/reliability.md), on PostgreSQL: the stateful
+# model, the stateful fuzz walk and the fault tests, for hours with the defaults.
+# Each knob may be set on the command line: make test-long PC_MODEL_EXAMPLES=100.
+PC_MODEL_EXAMPLES ?= 5000
+PC_MODEL_STEPS ?= 60
+PC_FUZZ_STATEFUL_CALLS ?= 100000
+PC_FUZZ_STATEFUL_STEPS ?= 20
+test-long: $(VENV)/.installed
+	@mkdir -p var
+	PC_MODEL_EXAMPLES=$(PC_MODEL_EXAMPLES) PC_MODEL_STEPS=$(PC_MODEL_STEPS) \
+	PC_FUZZ_STATEFUL_CALLS=$(PC_FUZZ_STATEFUL_CALLS) \
+	PC_FUZZ_STATEFUL_STEPS=$(PC_FUZZ_STATEFUL_STEPS) \
+	PC_FUZZ_REPORT=$(CURDIR)/var/fuzz-campaign.json DATABASE_URL=$(PG_URL) \
+		$(VENV)/bin/pytest -p no:cacheprovider -o timeout=0 -rP \
+		tests/reliability tests/robustness/test_fuzz_stateful.py \
+		tests/robustness/test_envelope_faults.py tests/robustness/test_handoff_faults.py
 
 # Needs PostgreSQL (BENCH_PG), Redis (BENCH_REDIS_URL) and, if wrk is missing, root for
 # apt-get; takes about half an hour (BENCH_PHASES=compare: about fourteen minutes).

@@ -144,7 +144,8 @@ def _revision_insert(
 
 
 def handoff_head_lock(*, scope_id: str) -> HandoffHead:
-    """Lock the scope's handoff head (``FOR UPDATE``), creating it if needed.
+    """Lock the scope's handoff head (``FOR UPDATE``), creating it if needed, and
+    read its current revision after the lock is held.
 
     Must run inside a transaction. This is the lock that serialises writes which
     pin Sources (commit writes lineage while holding it) with writes that must
@@ -152,15 +153,21 @@ def handoff_head_lock(*, scope_id: str) -> HandoffHead:
     cannot race a commit into pinning a Source it is about to remove. The insert
     ignores a conflict, so concurrent first commits meet on the one row (on
     PostgreSQL the second waits for the first's insert to commit).
+
+    The current revision is read by a statement of its own: joined into the
+    locking query, a commit that waited for the lock would see the head's new
+    ``current_id`` but the revision row of its own, older snapshot - none at all
+    on PostgreSQL, so a stale commit passed the base check and met the revision
+    number's unique constraint as a 500
+    (docs/decisions/0025-handoff-head-read-after-lock.md).
     """
     HandoffHead.objects.bulk_create(
         [HandoffHead(scope_id=scope_id)], ignore_conflicts=True
     )
-    return (
-        HandoffHead.objects.select_for_update(of=("self",))
-        .select_related("current")
-        .get(scope_id=scope_id)
-    )
+    head = HandoffHead.objects.select_for_update().get(scope_id=scope_id)
+    if head.current_id is not None:
+        head.current = HandoffRevision.objects.get(pk=head.current_id)
+    return head
 
 
 def _statements_insert(revision: HandoffRevision, content: HandoffContent) -> None:

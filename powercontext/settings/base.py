@@ -262,6 +262,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "powercontext.api.openapi_links.add_links",
+    ],
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "AUTHENTICATION_WHITELIST": [
         "powercontext.api.authentication.BearerTokenAuthentication"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from django.db import connection, connections, transaction
 
 from handoffs.models import HandoffHead, HandoffLineage, HandoffRevision
 from tests.concurrency.conftest import race
@@ -79,3 +82,69 @@ def test_commits_on_the_current_base_advance_one_at_a_time(
         .order_by("revision")
         .values_list("revision", flat=True)
     ) == [1, 2]
+
+
+def lock_waiters() -> int:
+    """Backends of this database waiting for a lock (read afresh: inside a
+    transaction PostgreSQL would keep answering its first snapshot of them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        return int(cursor.fetchone()[0])
+
+
+def test_commits_queued_behind_a_commit_see_the_revision_it_made(
+    admin_token: str, scope: str
+) -> None:
+    """Found by tests/robustness/test_handoff_faults.py: a commit that waited for
+    the head lock read the head's new ``current_id`` with the revision row of its
+    own snapshot (none), so a stale ``null`` base passed and hit the revision
+    number's unique constraint as a 500, and a replay of the winner was a 409.
+
+    The queue is built in order behind a lock this test holds: first the winner
+    (base 1), then a stale commit (base null), another base-1 commit, and the
+    winner's exact replay; then the lock is let go.
+    """
+    commit_as(admin_token, scope, prepared(scope, draft([sc("c-1")])))
+    winner = prepared(scope, draft([sc("c-1")], objective="winner"), base=1)
+    queued = [
+        winner,
+        prepared(scope, draft([sc("c-1")], objective="stale")),
+        prepared(scope, draft([sc("c-1")], objective="also on 1"), base=1),
+        winner,
+    ]
+
+    def send(handoff: dict) -> Any:
+        try:
+            return commit_as(admin_token, scope, handoff)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=4) as pool, transaction.atomic():
+        HandoffHead.objects.select_for_update().get(scope_id=scope)
+        answers = []
+        for waiting, handoff in enumerate(queued, start=1):
+            answers.append(pool.submit(send, handoff))
+            wait_for(lambda n=waiting: lock_waiters() >= n)
+    results = [answer.result(timeout=60) for answer in answers]
+
+    assert [
+        (status, body.get("reference", body.get("error", {}).get("code")), replayed)
+        for status, body, replayed in results
+    ] == [
+        (200, {"family": "handoff", "artifact_id": "handoff", "revision": 2}, None),
+        (409, "revision_conflict", None),
+        (409, "revision_conflict", None),
+        (200, {"family": "handoff", "artifact_id": "handoff", "revision": 2}, "true"),
+    ]
+    assert HandoffRevision.objects.filter(scope_id=scope).count() == 2
+
+
+def wait_for(condition: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"commit never queued ({lock_waiters()})"
+        time.sleep(0.02)

@@ -105,6 +105,35 @@ def throwaway_cluster() -> Iterator[PostgresCluster]:
         cluster.destroy()
 
 
+@pytest.fixture(scope="package")
+def fault_cluster() -> Iterator[PostgresCluster]:
+    """A throwaway cluster the fault tests of this package stop and start."""
+    cluster = PostgresCluster()
+    try:
+        cluster.init()
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture(scope="package")
+def fault_service(
+    fault_cluster: PostgresCluster,
+    tmp_path_factory: pytest.TempPathFactory,
+    static_root: Path,
+) -> Iterator[Service]:
+    """Production settings on ``fault_cluster``; a request waits 3 s for a database
+    connection before it is answered 503 (as in test_database_restart.py)."""
+    with serving_production(
+        fault_cluster.url,
+        tmp_path_factory.mktemp("faults"),
+        static_root,
+        POWERCONTEXT_DB_POOL_TIMEOUT="3",
+    ) as service:
+        yield service
+
+
 @pytest.fixture(scope="session")
 def static_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``collectstatic`` output for production settings, once per test process."""

@@ -179,6 +179,19 @@ class Gunicorn:
             self._refusing, timeout=30, what="killed workers to release the port"
         )
 
+    def worker_pids(self) -> list[int]:
+        """The pids of the master's children (its workers), from ``/proc``."""
+        assert self.process is not None
+        master = self.process.pid
+        children = Path(f"/proc/{master}/task/{master}/children")
+        return sorted(int(pid) for pid in children.read_text().split())
+
+    def kill_worker(self) -> int:
+        """``kill -9`` one worker; the master starts another. Returns its pid."""
+        victim = self.worker_pids()[0]
+        os.kill(victim, signal.SIGKILL)
+        return victim
+
     def _refusing(self) -> bool:
         try:
             socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
@@ -323,6 +336,13 @@ class PostgresCluster:
         """``pg_ctl stop -m immediate``: every backend dies, no checkpoint is taken."""
         self._run(
             str(PG_BIN / "pg_ctl"), f"--pgdata={self.data}", "--mode=immediate", "stop"
+        )
+
+    def stop(self, mode: str) -> None:
+        """``pg_ctl stop -m fast`` (clients disconnected, a shutdown checkpoint) or
+        ``-m immediate`` (a crash); ``start`` brings the cluster back."""
+        self._run(
+            str(PG_BIN / "pg_ctl"), f"--pgdata={self.data}", f"--mode={mode}", "stop"
         )
 
     def destroy(self) -> None:
