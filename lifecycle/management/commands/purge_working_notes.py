@@ -13,11 +13,12 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
 from lifecycle.inputs import OLDER_THAN_MAX_SECONDS
 from lifecycle.services import purge_run
+from powercontext.cli import ExplainedCommand
 from powercontext.principals import Principal
 from sources.exceptions import ScopeNotFound
 
@@ -38,11 +39,25 @@ def age(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-class Command(BaseCommand):
+class Command(ExplainedCommand):
     help = (
         "Purge working notes expired or closed longer ago than --older-than: "
         "content and metadata become a tombstone (held or cited ones are kept)."
     )
+    explanation = """
+        For cron: every Working Note that expired, or whose session was closed,
+        longer ago than --older-than loses its content and metadata for good and
+        stays as a tombstone (identity, position and digests kept, so replays
+        still answer the original receipt). Notes under a legal hold and notes a
+        committed handoff cites are kept. The same run clears the working notes
+        of envelopes of sessions closed as long ago, and that text in their
+        revisions. Works in batches of its own transactions, skipping rows
+        another run holds, so two servers may run it at once. Shows a progress
+        bar on a terminal and prints one summary line; --dry-run counts what it
+        would purge and changes nothing. Exit status 1 for an unknown scope.
+
+        Example: manage.py purge_working_notes --older-than 30d --dry-run
+    """
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

@@ -17,18 +17,34 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import IntegrityError
 from tqdm import tqdm
 
+from powercontext.cli import ExplainedCommand
 from powercontext.principals import STATIC_TOKEN_PRINCIPAL
 from sources.importing.plan import CONFLICTS_SHOWN, ImportPlan, import_plan
 from sources.importing.reference import ReferenceDatabase, ReferenceUnreadable
 from sources.importing.writer import import_verify, scopes_write, sources_write
 
 
-class Command(BaseCommand):
+class Command(ExplainedCommand):
     help = "Import a PowerContext 1.4.1 SQLite database (scopes and Sources)."
+    explanation = """
+        Moves a team from the reference server: reads its SQLite file read-only
+        and imports every scope (parents first) and every content Source and
+        Working Note at its original position, with its digests, note fields and
+        expiry, so the reference's own client replays its requests against this
+        service with identical receipts. Three passes with a progress bar each:
+        plan (writes nothing), import (what is new), verify (re-reads every
+        imported Source and compares it with the file). Any conflict - an
+        identity or position already holding something else, a scope created
+        differently - is listed and nothing at all is written. A re-run imports
+        nothing twice. Exit status 1 with a message on a conflict, an unreadable
+        file or a failed verification. docs/migrating.md walks through it.
+
+        Example: manage.py import_powercontext /srv/pc/powercontext.db --dry-run
+    """
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="the reference's powercontext.db")
@@ -51,7 +67,9 @@ class Command(BaseCommand):
                 f"(default {STATIC_TOKEN_PRINCIPAL!r}: the reference's static token)"
             ),
         )
-        parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument(
+            "--no-progress", action="store_true", help="no progress bars (for logs)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.monotonic()
