@@ -9,47 +9,10 @@ JSON-RPC, not the REST API (docs/api.md, "MCP").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
-from typing import Any
-
-import mcp_types as types
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.views import APIView
-
-from powercontext.api.permissions import principal_of
-from powercontext.api.ratelimit import principal_limit
-
-from . import protocol
-from .calls import tool_call
-from .tools import REGISTRY, TOOLS
-
-
-@cache
-def _tool_list() -> types.ListToolsResult:
-    """Generated from the models once per process."""
-    return types.ListToolsResult(tools=[tool.definition() for tool in TOOLS])
-
-
-@dataclass(frozen=True)
-class _Endpoint:
-    request: Request
-
-    def before_request(self, method: str) -> None:
-        if method == "tools/call":
-            return  # limited as its operation, by the operation's view
-        decision = principal_limit(principal_of(self.request).name, write=False)
-        if not decision.allowed:
-            raise Throttled(wait=decision.retry_after)
-
-    def list_tools(self) -> types.ListToolsResult:
-        return _tool_list()
-
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        return tool_call(self.request._request, REGISTRY, name, arguments)
 
 
 class McpView(APIView):
@@ -57,11 +20,14 @@ class McpView(APIView):
 
     @extend_schema(exclude=True)
     def post(self, request: Request) -> HttpResponse:
-        answer = protocol.reply(request.body, _Endpoint(request))
-        if answer.message is None:
-            accepted = HttpResponse(status=answer.status)
+        # Here, not at import: the URL conf imports this module in every worker.
+        from .endpoint import answer
+
+        reply = answer(request)
+        if reply.message is None:
+            accepted = HttpResponse(status=reply.status)
             del accepted["Content-Type"]
             return accepted
         return HttpResponse(
-            answer.body(), status=answer.status, content_type="application/json"
+            reply.body(), status=reply.status, content_type="application/json"
         )

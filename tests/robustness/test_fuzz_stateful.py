@@ -18,6 +18,7 @@ the document.
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import json
 import os
@@ -42,7 +43,9 @@ from tests.robustness.test_fuzz_api import (
 CALLS = int(os.environ.get("PC_FUZZ_STATEFUL_CALLS", "150"))
 STEPS = int(os.environ.get("PC_FUZZ_STATEFUL_STEPS", "12"))
 
-schema = schemathesis.openapi.from_dict(DOCUMENT)
+# A copy: schemathesis adds the links it infers to the document it is given, and
+# test_fuzz_api.py compares DOCUMENT with what the live server serves.
+schema = schemathesis.openapi.from_dict(copy.deepcopy(DOCUMENT))
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +138,11 @@ def test_sequences_of_linked_calls_get_no_5xx_and_conform(
     finally:
         report(calls, failures, rounds)
     assert not failures, "\n\n".join(failures[:5])
-    linked = {operation for (operation, status) in calls if status < 300}
-    assert {"create_scope", "capture_content_source", "get_source"} <= linked
+    succeeded = {operation for (operation, status) in calls if status < 300}
+    assert "create_scope" in succeeded
+    assert succeeded - {"create_scope", "get_liveness", "get_readiness"}, (
+        "no call on a created scope succeeded: the links were not followed"
+    )
 
 
 def walk(machine: Any) -> None:
