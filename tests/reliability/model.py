@@ -4,16 +4,17 @@ The model knows nothing of the service's code. It holds, per scope, the Sources 
 journal order with the value each was first captured with, every capture attempt
 per identity, and the session envelopes; each method applies one operation the way
 ``docs/api.md`` describes it and returns the status (and receipt) the API must
-answer. Rules for later features (session close, purge, redaction) belong here as
-further methods and fields: a purged Source keeps its position and answers
-``unavailable``/``purged`` in resolution, and so on.
+answer. The lifecycle (``docs/api.md``, "Lifecycle (ours)") is here too: a closed
+session's notes are ``closed`` and it takes no new note and no envelope write; purge
+and redaction leave tombstones (position, digest and value kept for the identity
+rule, content gone) and erase notes texts from the envelopes (rules: ``lifecycle_rules.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import rfc8785
@@ -62,6 +63,7 @@ class Source:
     source_id: str
     value: Value
     position: int
+    purged_at: datetime | None = None
 
     def receipt(self) -> dict[str, Any]:
         source = {"name": "content", "source_id": self.source_id}
@@ -73,7 +75,7 @@ class Source:
             "scope_id": scope_id,
             "source_type": "content",
             "source_id": self.source_id,
-            "content": self.value.content,
+            "content": None if self.purged_at else self.value.content,
             "position": self.position,
             "content_digest": content_digest(self.value.content),
         }
@@ -82,6 +84,15 @@ class Source:
         expires = self.value.expires_at
         return self.value.working_note and expires is not None and expires <= now
 
+    def state(self, now: datetime, closed_at: datetime | None) -> str:
+        """The availability, ``purged > closed > expired > active``;
+        ``closed_at`` is the close instant of the note's session, if closed."""
+        if self.purged_at is not None:
+            return "purged"
+        if self.value.working_note and closed_at is not None and closed_at <= now:
+            return "closed"
+        return "expired" if self.expired(now) else "active"
+
 
 @dataclass
 class Scope:
@@ -89,6 +100,7 @@ class Scope:
     sources: dict[str, Source] = field(default_factory=dict)
     attempts: dict[str, list[str]] = field(default_factory=dict)
     envelopes: dict[str, Envelope] = field(default_factory=dict)
+    closed: dict[str, datetime] = field(default_factory=dict)
 
     def __repr__(self) -> str:  # hypothesis prints each drawn scope
         return f"Scope({self.scope_id!r})"
@@ -114,6 +126,9 @@ class Scope:
         if value.working_note and expires is not None and expires <= now:
             log.append("rejected")
             return 422, "not_in_future"
+        if value.working_note and value.session_id in self.closed:
+            log.append("rejected")
+            return 409, "session_closed"
         source = Source(source_id, value, len(self.sources) + 1)
         self.sources[source_id] = source
         log.append("accepted")
@@ -143,11 +158,52 @@ class Scope:
             return "unavailable", "not_found"
         if source.value.working_note and purpose == "generation":
             return "unavailable", "not_eligible"
-        if source.expired(now):
-            return "unavailable", "expired"
+        state = self.state_of(source, now)
+        if state != "active":
+            return "unavailable", state
         if digest is not None and digest != content_digest(source.value.content):
             return "unavailable", "digest_mismatch"
         return "available", None
+
+    def state_of(self, source: Source, now: datetime) -> str:
+        closed_at = self.closed.get(source.value.session_id or "")
+        return source.state(now, closed_at if source.value.working_note else None)
+
+    def purge(self, older_than: timedelta, now: datetime, dry_run: bool) -> dict:
+        """The counts of a purge (no holds, no handoffs: nothing is skipped)."""
+        cutoff = now - older_than
+        notes = [
+            source
+            for source in self.journal
+            if source.value.working_note
+            and self.state_of(source, cutoff) in ("expired", "closed")
+        ]
+        envelopes = [
+            envelope
+            for session_id, envelope in self.envelopes.items()
+            if self.closed.get(session_id, cutoff + timedelta(1)) <= cutoff
+            and envelope.notes_held
+        ]
+        if not dry_run:
+            for source in notes:
+                source.purged_at = now
+            for envelope in envelopes:
+                envelope.erase(None)
+        return {
+            "dry_run": dry_run,
+            "purged": len(notes),
+            "skipped_held": 0,
+            "skipped_cited": 0,
+            "envelopes_cleared": len(envelopes),
+        }
+
+    def redact(self, source: Source, now: datetime) -> None:
+        """Tombstone ``source`` and erase its text from the scope's envelopes."""
+        if source.purged_at is not None:
+            return
+        source.purged_at = now
+        for envelope in self.envelopes.values():
+            envelope.erase({source.value.content})
 
 
 def typed(meta: dict[str, Any]) -> dict[str, tuple[str, Any]]:
@@ -162,6 +218,8 @@ class Envelope:
     version: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
     notes_version: int | None = None
+    # Every notes text the envelope or its revisions still hold (purge erases them).
+    notes_held: set[str] = field(default_factory=set)
 
     def write(self, changes: dict[str, Any]) -> int:
         """Apply ``changes`` (``None`` or ``""`` unsets a key); the status."""
@@ -173,9 +231,18 @@ class Envelope:
             if meta.get("workingNotes") != self.meta.get("workingNotes"):
                 self.notes_version = self.version if "workingNotes" in meta else None
             self.meta = meta
+            if "workingNotes" in meta:
+                self.notes_held.add(meta["workingNotes"])
         return 201 if created else 200
 
     def replace_host_part(self, host_meta: dict[str, Any]) -> int:
         """The host's PUT: every host-owned key replaced, worker keys carried."""
         cleared = {key: None for key in self.meta if key in HOST_KEYS}
         return self.write({**cleared, **host_meta})
+
+    def erase(self, texts: set[str] | None) -> None:
+        """Erase the notes texts ``texts`` (None: all) from the envelope."""
+        notes = self.meta.get("workingNotes")
+        if notes is not None and (texts is None or notes in texts):
+            self.write({"workingNotes": None})
+        self.notes_held -= self.notes_held if texts is None else texts

@@ -4,11 +4,9 @@ A hypothesis ``RuleBasedStateMachine`` drives the HTTP API (the full middleware
 stack, in process, on the suite run's database) with scopes, content and note
 captures, exact and conflicting replays, expiry (the clock is time-machine's),
 envelope writes and working notes with their capture, reads, audit, windows and
-evidence resolution, and compares every answer and, after every step, the whole
+evidence resolution, the lifecycle (session close, purge, redaction:
+``lifecycle_rules.py``), and compares every answer and, after every step, the whole
 journal and every envelope with ``tests/reliability/model.py``.
-
-Session close, purge and redaction are not in the model yet (issue 12 builds them):
-they join as further rules and model methods.
 
 ``make test`` runs a bounded campaign; ``PC_MODEL_EXAMPLES`` and ``PC_MODEL_STEPS``
 make it as long as you like (``make test-long``; docs/reliability.md).
@@ -21,7 +19,6 @@ import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 import time_machine
@@ -40,6 +37,13 @@ from powercontext.access.tokens import token_create
 from powercontext.principals import Role
 from tests.conftest import ApiClient, error_of
 from tests.reliability import model
+from tests.reliability.lifecycle_rules import (
+    DONE,
+    LifecycleRules,
+    parse,
+    session_url,
+    source_url,
+)
 from tests.reliability.model import Envelope, Scope, Value, content_digest, typed
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +69,7 @@ def rfc3339(instant: datetime, offset: timedelta) -> str:
     return instant.astimezone(timezone(offset)).isoformat()
 
 
-class RegistryMachine(RuleBasedStateMachine):
+class RegistryMachine(LifecycleRules, RuleBasedStateMachine):
     """One scope at first, more on demand; an admin and a viewer of the first."""
 
     def __init__(self, admin_token: str, start: datetime) -> None:
@@ -78,6 +82,7 @@ class RegistryMachine(RuleBasedStateMachine):
         self.scope_keys: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self.viewer = ApiClient()
         self.run = uuid.uuid4().hex  # idempotency keys of this run's scopes
+        self.closures: dict[tuple[str, str], Any] = {}
 
     def teardown(self) -> None:
         EXPLORED["runs"] += 1
@@ -230,9 +235,7 @@ class RegistryMachine(RuleBasedStateMachine):
     @rule(data=st.data(), source_id=SOURCE_IDS)
     def read_one(self, data: Any, source_id: str) -> None:
         scope = data.draw(st.sampled_from(self.scopes))
-        response = self.api.get(
-            source_url(scope.scope_id, "sources/content", source_id)
-        )
+        response = self.api.get(source_url(scope.scope_id, source_id))
         source = scope.sources.get(source_id)
         if source is None:
             assert response.status_code == 404, response.content
@@ -246,11 +249,9 @@ class RegistryMachine(RuleBasedStateMachine):
     @rule(data=st.data(), source_id=SOURCE_IDS)
     def audit_one(self, data: Any, source_id: str) -> None:
         scope = data.draw(st.sampled_from(self.scopes))
-        audit = self.api.get(
-            source_url(scope.scope_id, "source-audit/content", source_id)
-        )
+        audit = self.api.get(source_url(scope.scope_id, source_id, "source-audit"))
         attempts = self.api.get(
-            source_url(scope.scope_id, "source-attempts/content", source_id),
+            source_url(scope.scope_id, source_id, "source-attempts"),
             query={"limit": 100},
         )
         log = scope.attempts.get(source_id, [])
@@ -265,7 +266,11 @@ class RegistryMachine(RuleBasedStateMachine):
         record = audit.json()
         assert record["position"] == source.position
         assert record["working_note"] is source.value.working_note
-        assert record["state"] == ("expired" if source.expired(self.now) else "active")
+        assert record["state"] == scope.state_of(source, self.now)
+        closed_at = scope.closed.get(source.value.session_id or "")
+        assert (record["closed_at"] and parse(record["closed_at"])) == closed_at
+        assert (record["purged_at"] and parse(record["purged_at"])) == source.purged_at
+        assert record["content"] == source.record(scope.scope_id)["content"]
         assert record["attempts_total"] == len(log)
         assert [a["outcome"] for a in record["attempts"]] == log[-20:]
 
@@ -353,6 +358,8 @@ class RegistryMachine(RuleBasedStateMachine):
             session_url(scope.scope_id, session_id, "envelope"),
             {"meta": {"turnCursor": cursor}},
         )
+        if self._refused_as_closed(response, scope, session_id):
+            return
         envelope = scope.envelopes.setdefault(session_id, Envelope())
         self._assert_envelope(
             response, envelope.write({"turnCursor": cursor}), envelope
@@ -368,6 +375,8 @@ class RegistryMachine(RuleBasedStateMachine):
         response = self.api.put(
             session_url(scope.scope_id, session_id, "envelope"), {"meta": meta}
         )
+        if self._refused_as_closed(response, scope, session_id):
+            return
         envelope = scope.envelopes.setdefault(session_id, Envelope())
         self._assert_envelope(response, envelope.replace_host_part(meta), envelope)
 
@@ -381,6 +390,8 @@ class RegistryMachine(RuleBasedStateMachine):
         response = self.api.put(
             session_url(scope.scope_id, session_id, "working-notes"), body
         )
+        if self._refused_as_closed(response, scope, session_id):
+            return
         envelope = scope.envelopes.setdefault(session_id, Envelope())
         status = envelope.write({"workingNotes": notes.strip() or None})
         assert response.status_code == status, response.content
@@ -408,10 +419,21 @@ class RegistryMachine(RuleBasedStateMachine):
             {"meta": {"turnCursor": 7}},
             headers={"If-Match": f'"{version - 1 if stale else version}"'},
         )
+        if self._refused_as_closed(response, scope, session_id):
+            return
         if envelope is None or stale or envelope.version == 0:
             assert response.status_code == 412, response.content
             return
         self._assert_envelope(response, envelope.write({"turnCursor": 7}), envelope)
+
+    @staticmethod
+    def _refused_as_closed(response: Any, scope: Scope, session_id: str) -> bool:
+        """A closed session's envelope takes no write (checked before If-Match)."""
+        if session_id not in scope.closed:
+            return False
+        assert response.status_code == 409, response.content
+        assert error_of(response)["code"] == "session_closed"
+        return True
 
     def _assert_envelope(self, response: Any, status: int, envelope: Envelope) -> None:
         assert response.status_code == status, response.content
@@ -451,21 +473,10 @@ class RegistryMachine(RuleBasedStateMachine):
                 assert typed(answer["meta"]) == typed(envelope.meta)
 
 
-def source_url(scope_id: str, collection: str, source_id: str) -> str:
-    return f"/v1/scopes/{scope_id}/{collection}/{quote(source_id, safe='')}"
-
-
-def session_url(scope_id: str, session_id: str, suffix: str) -> str:
-    return f"/v1/scopes/{scope_id}/sessions/{quote(session_id, safe='')}/{suffix}"
-
-
-def parse(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 def test_the_registry_behaves_like_its_model(admin_token: str) -> None:
     start = datetime.now(UTC).replace(microsecond=0)
     EXPLORED.clear()
+    DONE.clear()
     run_state_machine_as_test(
         lambda: RegistryMachine(admin_token, start),
         settings=settings(
@@ -477,3 +488,4 @@ def test_the_registry_behaves_like_its_model(admin_token: str) -> None:
         ),
     )
     print(f"model: {EXPLORED['runs']} runs, {EXPLORED['steps']} states compared")
+    print("lifecycle:", ", ".join(f"{n} {what}" for what, n in sorted(DONE.items())))
