@@ -62,14 +62,21 @@ class EnvelopeRules:
     def put_working_notes(
         self, data: Any, session_id: str, notes: str, capture: bool
     ) -> None:
-        scope = data.draw(st.sampled_from(self.scopes))
+        self._put_notes(
+            data.draw(st.sampled_from(self.scopes)), session_id, notes, capture
+        )
+
+    def _put_notes(
+        self, scope: Scope, session_id: str, notes: str, capture: bool
+    ) -> str | None:
+        """The working-notes ``PUT``; the id of the note it captured, if any."""
         capture = capture and bool(notes.strip())
         body: dict[str, Any] = {"notes": notes, "capture": {} if capture else None}
         response = self.api.put(
             session_url(scope.scope_id, session_id, "working-notes"), body
         )
         if self._refused_as_closed(response, scope, session_id):
-            return
+            return None
         envelope = scope.envelopes.setdefault(session_id, Envelope())
         status = envelope.write({"workingNotes": notes.strip() or None})
         assert response.status_code == status, response.content
@@ -83,8 +90,9 @@ class EnvelopeRules:
             value = Value(notes.strip(), None, True, session_id, "host_context", None)
             expected = scope.capture(source_id, value, now=self.now)
             assert answer["source"] == expected[1]
-        else:
-            assert answer["source"] is None
+            return source_id
+        assert answer["source"] is None
+        return None
 
     @rule(data=st.data(), session_id=SESSIONS, stale=st.booleans())
     def conditional_patch(self, data: Any, session_id: str, stale: bool) -> None:

@@ -25,6 +25,8 @@ SESSIONS = st.sampled_from(["sess-1", "sess/2"])
 # Ages a purge looks back over, in seconds: now, a few minutes, hours.
 AGES = st.sampled_from([0, 300, 3600, 4 * 3600])
 
+NOTES_TEXTS = st.sampled_from(["Finding: flaky", "Next: fix"])
+
 # What the lifecycle rules did in a campaign (closes, tombstones...), for -rP.
 DONE: Counter[str] = Counter()
 
@@ -36,6 +38,11 @@ class LifecycleRules:
     scopes: list[Scope]
     now: datetime
     closures: dict[tuple[str, str], Any]
+
+    def _put_notes(
+        self, scope: Scope, session_id: str, notes: str, capture: bool
+    ) -> str | None:
+        raise NotImplementedError  # the machine's working-notes PUT, with its checks
 
     def _send_note(
         self, scope: Scope, source_id: str, value: Value, offset: timedelta
@@ -113,6 +120,19 @@ class LifecycleRules:
         known = sorted(scope.sources)
         if known and data.draw(st.booleans()):
             source_id = data.draw(st.sampled_from(known))
+        self._redact(scope, source_id)
+
+    @rule(data=st.data(), session_id=SESSIONS, notes=NOTES_TEXTS)
+    def notes_captured_then_redacted(
+        self, data: Any, session_id: str, notes: str
+    ) -> None:
+        """An erasure request for notes a host kept: the envelope loses them too."""
+        scope = data.draw(st.sampled_from(self.scopes))
+        source_id = self._put_notes(scope, session_id, notes, True)
+        if source_id is not None:
+            self._redact(scope, source_id)
+
+    def _redact(self, scope: Scope, source_id: str) -> None:
         response = self.api.post(
             source_url(scope.scope_id, source_id) + "/redact",
             {"reason": "erasure request"},
