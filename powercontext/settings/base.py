@@ -10,7 +10,6 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from powercontext.rates import parse_rate
 from powercontext.settings.databases import database_from_env, replica_from_env
 from powercontext.settings.logs import logging_config
 
@@ -133,6 +132,15 @@ STORAGES = {
 }
 
 # --- Request and answer sizes ------------------------------------------------------
+# --- Rate limits and their cache -----------------------------------------------------
+from powercontext.settings.ratelimits import (  # noqa: E402, F401 - settings by name
+    CACHES,
+    POWERCONTEXT_CACHE_URL,
+    POWERCONTEXT_CLIENT_ADDRESS_HEADER,
+    POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES,
+    POWERCONTEXT_RATE_LIMIT_READ,
+    POWERCONTEXT_RATE_LIMIT_WRITE,
+)
 from powercontext.settings.sizes import (  # noqa: E402, F401 - settings by name
     DATA_UPLOAD_MAX_MEMORY_SIZE,
     DATA_UPLOAD_MAX_NUMBER_FIELDS,
@@ -142,49 +150,6 @@ from powercontext.settings.sizes import (  # noqa: E402, F401 - settings by name
     POWERCONTEXT_MAX_RESPONSE_BYTES,
     POWERCONTEXT_MAX_SOURCE_BYTES,
 )
-
-# --- Rate limits (spec/limits.md 3; docs/operations.md) ------------------------------
-# Each N/s, N/min or off. Shared by every worker and server through Redis when
-# POWERCONTEXT_CACHE_URL is set (Django's RedisCache); per worker without it.
-POWERCONTEXT_RATE_LIMIT_WRITE = env.str(
-    "POWERCONTEXT_RATE_LIMIT_WRITE", default="200/s"
-)
-POWERCONTEXT_RATE_LIMIT_READ = env.str("POWERCONTEXT_RATE_LIMIT_READ", default="400/s")
-POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES = env.str(
-    "POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES", default="30/min"
-)
-# A header the proxy in front sets to the client's address (e.g. X-Real-IP); the
-# peer's address is used without it.
-POWERCONTEXT_CLIENT_ADDRESS_HEADER = env.str(
-    "POWERCONTEXT_CLIENT_ADDRESS_HEADER", default=""
-)
-for _name in (
-    "POWERCONTEXT_RATE_LIMIT_WRITE",
-    "POWERCONTEXT_RATE_LIMIT_READ",
-    "POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES",
-):
-    try:
-        parse_rate(globals()[_name])
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{_name}: {exc}") from None
-POWERCONTEXT_CACHE_URL = env.str("POWERCONTEXT_CACHE_URL", default="")
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "ratelimit": (
-        {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": POWERCONTEXT_CACHE_URL,
-            "KEY_PREFIX": "powercontext",
-            # An unreachable Redis must cost a request milliseconds, not seconds.
-            "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
-        }
-        if POWERCONTEXT_CACHE_URL
-        else {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": "ratelimit",
-        }
-    ),
-}
 
 # --- Authentication -----------------------------------------------------------------
 POWERCONTEXT_AUTH_MODE = env.str("POWERCONTEXT_AUTH_MODE", default="enforced")

@@ -30,7 +30,7 @@ from powercontext.text import text_problem
 
 from ..digests import SourceValue
 from ..rows import CONTENT
-from ..services.capture import working_note_value
+from ..services.values import working_note_value
 
 ENCODING = "powercontext-source-v1"
 REQUIRED_TABLES = ("pc_scopes", "pc_sources", "pc_scope_creation_requests")

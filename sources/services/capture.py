@@ -20,7 +20,6 @@ so the attempts of a capture it rolls back are still written.
 
 from __future__ import annotations
 
-import json
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -32,7 +31,6 @@ from django.utils import timezone
 from powercontext import metrics
 from powercontext.db.constraints import violates_constraint
 from powercontext.principals import Principal
-from powercontext.text import format_datetime
 from sources import selectors
 from sources.digests import (
     SourceValue,
@@ -43,10 +41,9 @@ from sources.journal import journal_capture
 from sources.models import CaptureOutcome, ContentSource
 from sources.rows import CONTENT, SourceRow
 
+from . import values
 from .attempts import AttemptLog, attempt_log
 
-RESERVED_RECEIPT_SCHEMA = "powercontext.handoff-receipt.v1"
-RESERVED_KIND = "working_note"
 IDENTITY_CONSTRAINT = "sources_source_identity_uniq"
 
 
@@ -111,7 +108,9 @@ def source_capture(
         now=timezone.now(),
     )
     with attempt_log() as log:
-        return _capture(row, log, rule=_generic_capture_rule(content, value.metadata))
+        return _capture(
+            row, log, rule=values.generic_capture_rule(content, value.metadata)
+        )
 
 
 def working_note_capture(
@@ -142,7 +141,7 @@ def working_note_capture(
     one the capture writes its own attempts before it returns.
     """
     now = now or timezone.now()
-    value = working_note_value(
+    value = values.working_note_value(
         content=content,
         session_id=session_id,
         note_kind=note_kind,
@@ -163,28 +162,6 @@ def working_note_capture(
         return _capture(row, attempts, new_identity_rejection=not_in_future)
 
 
-def working_note_value(
-    *, content: str, session_id: str, note_kind: str, expires_at: datetime | None
-) -> SourceValue:
-    """The value a Working Note is stored as: its fields, and the descriptive
-    metadata the server writes for it (the importer builds notes here too)."""
-    metadata: dict[str, Any] = {
-        "kind": RESERVED_KIND,
-        "session_id": session_id,
-        "note_kind": note_kind,
-    }
-    if expires_at is not None:
-        metadata["expires_at"] = format_datetime(expires_at)
-    return SourceValue(
-        content=content,
-        metadata=metadata,
-        working_note=True,
-        session_id=session_id,
-        note_kind=note_kind,
-        expires_at=expires_at,
-    )
-
-
 def source_create(
     *, principal: Principal, scope_id: str, content: Any, request_id: str
 ) -> CreatedSource:
@@ -201,7 +178,11 @@ def source_create(
         request_id=request_id,
         now=timezone.now(),
     )
-    rule = _reserved_schema_rejection() if _is_reserved_receipt(content) else None
+    rule = (
+        values.reserved_schema_rejection()
+        if values.is_reserved_receipt(content)
+        else None
+    )
     with attempt_log() as log:
         receipt = _capture(row, log, rule=rule)
     return CreatedSource(
@@ -270,41 +251,3 @@ def _reject(attempt: _Attempt, rejection: CaptureRejected) -> NoReturn:
     selectors.scope_require(scope_id=attempt.row.scope_id)
     attempt.record(CaptureOutcome.REJECTED, rejection.reason)
     raise rejection
-
-
-def _generic_capture_rule(
-    content: str, metadata: dict[str, Any]
-) -> CaptureRejected | None:
-    if _is_reserved_receipt(content):
-        return _reserved_schema_rejection()
-    if metadata.get("kind") == RESERVED_KIND:
-        return CaptureRejected(
-            reason="reserved_kind",
-            field="metadata.kind",
-            message=(
-                'metadata.kind "working_note" is reserved: capture working notes '
-                "with POST /v1/sources/working-notes."
-            ),
-            operation="POST /v1/sources/working-notes",
-        )
-    return None
-
-
-def _is_reserved_receipt(content: Any) -> bool:
-    """Whether ``content`` is (or is a JSON string of) a reserved receipt object."""
-    if isinstance(content, str):
-        try:
-            content = json.loads(content)
-        except (ValueError, RecursionError):
-            return False
-    return (
-        isinstance(content, dict) and content.get("schema") == RESERVED_RECEIPT_SCHEMA
-    )
-
-
-def _reserved_schema_rejection() -> CaptureRejected:
-    return CaptureRejected(
-        reason="reserved_schema",
-        field="content",
-        detail_reason="uses a server-reserved handoff receipt schema",
-    )
