@@ -5,22 +5,10 @@ in the tool's result once, as in the HTTP answer."""
 
 from __future__ import annotations
 
-import mcp_types as types
-
 from lifecycle import views as lifecycle
 from powercontext.access import views as access
 
-from .catalogue import READ_ONLY, Tool
-
-
-def _writes(*, destructive: bool, idempotent: bool) -> types.ToolAnnotations:
-    return types.ToolAnnotations(
-        read_only_hint=False,
-        destructive_hint=destructive,
-        idempotent_hint=idempotent,
-        open_world_hint=False,
-    )
-
+from .catalogue import READ_ONLY, Tool, writes
 
 _ADMIN = "Needs an admin grant on every scope involved ('*:admin' for '*')."
 
@@ -40,7 +28,7 @@ ACCESS_TOOLS: tuple[Tool, ...] = (
         "Mint a token acting as name, with grants (scope and role each) and an "
         "optional expires_at. The secret is in this result only: hand it to its "
         f"holder, never store it in a note or Source. {_ADMIN}",
-        _writes(destructive=False, idempotent=False),
+        writes(destructive=False, idempotent=False),
     ),
     Tool(
         "get_token",
@@ -55,14 +43,14 @@ ACCESS_TOOLS: tuple[Tool, ...] = (
         "patch",
         "Set a token's expires_at (null: never). Never beyond your own token's "
         f"expiry. {_ADMIN}",
-        _writes(destructive=False, idempotent=True),
+        writes(destructive=False, idempotent=True),
     ),
     Tool(
         "revoke_token",
         access.TokenRevokeView,
         "post",
         f"Revoke a token now; its holder is refused from then on. {_ADMIN}",
-        _writes(destructive=True, idempotent=True),
+        writes(destructive=True, idempotent=True),
     ),
     Tool(
         "rotate_token",
@@ -70,7 +58,7 @@ ACCESS_TOOLS: tuple[Tool, ...] = (
         "post",
         "Give a token a new secret with the same grants; the old secret stops now "
         f"or grace_seconds later. The new secret is in this result only. {_ADMIN}",
-        _writes(destructive=True, idempotent=False),
+        writes(destructive=True, idempotent=False),
     ),
     Tool(
         "add_token_grant",
@@ -78,14 +66,14 @@ ACCESS_TOOLS: tuple[Tool, ...] = (
         "post",
         "Grant a token a role on a scope (or '*'); a grant it already holds is "
         f"replaced. No token can raise its own rights. {_ADMIN}",
-        _writes(destructive=False, idempotent=True),
+        writes(destructive=False, idempotent=True),
     ),
     Tool(
         "remove_token_grant",
         access.TokenGrantDetailView,
         "delete",
         f"Remove a token's own grant on a scope. {_ADMIN}",
-        _writes(destructive=True, idempotent=True),
+        writes(destructive=True, idempotent=True),
     ),
 )
 
@@ -98,7 +86,7 @@ LIFECYCLE_TOOLS: tuple[Tool, ...] = (
         "are unavailable as evidence ('closed'), and new notes and envelope writes "
         "are refused (409 session_closed). Closing again returns the same record. "
         "Needs a contributor grant.",
-        _writes(destructive=True, idempotent=True),
+        writes(destructive=True, idempotent=True),
     ),
     Tool(
         "list_legal_holds",
@@ -115,14 +103,14 @@ LIFECYCLE_TOOLS: tuple[Tool, ...] = (
         "Put the scope, or one session of it (session_id), under a legal hold with "
         "a reason: nothing it covers is purged or redacted until the hold is "
         "released. Holds stack. Needs an admin grant.",
-        _writes(destructive=False, idempotent=False),
+        writes(destructive=False, idempotent=False),
     ),
     Tool(
         "release_legal_hold",
         lifecycle.HoldReleaseView,
         "post",
         "Release one legal hold by hold_id, with a reason. Needs an admin grant.",
-        _writes(destructive=False, idempotent=True),
+        writes(destructive=False, idempotent=True),
     ),
     Tool(
         "purge_working_notes",
@@ -132,7 +120,7 @@ LIFECYCLE_TOOLS: tuple[Tool, ...] = (
         "older_than_seconds (never held ones, never ones a committed handoff "
         "cites), and clear closed sessions' envelope notes. dry_run counts "
         "without changing anything. Needs an admin grant.",
-        _writes(destructive=True, idempotent=True),
+        writes(destructive=True, idempotent=True),
     ),
     Tool(
         "redact_source",
@@ -141,6 +129,6 @@ LIFECYCLE_TOOLS: tuple[Tool, ...] = (
         "Redact one Source (content or working note) with a recorded reason: its "
         "text and metadata are removed for good, its identity and digests stay as "
         "a tombstone. Refused while a legal hold applies. Needs an admin grant.",
-        _writes(destructive=True, idempotent=True),
+        writes(destructive=True, idempotent=True),
     ),
 )

@@ -29,6 +29,16 @@ READ_ONLY = types.ToolAnnotations(
 )
 
 
+def writes(*, destructive: bool, idempotent: bool) -> types.ToolAnnotations:
+    """Hints for a tool that changes something inside this service."""
+    return types.ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
 @dataclass(frozen=True)
 class Tool:
     """One tool: ``view``'s ``method`` (``"post"``, ``"get"``, ...) as ``name``."""

@@ -9,27 +9,15 @@ compared with its ``tools/list`` by tests/mcp/test_reference_tools.py.
 
 from __future__ import annotations
 
-import mcp_types as types
-
 from handoffs import views as handoffs
 from sessions_app import views as sessions
 from sources import views as sources
 
 from .admin_tools import ACCESS_TOOLS, LIFECYCLE_TOOLS
-from .catalogue import READ_ONLY, Tool
+from .catalogue import READ_ONLY, Tool, writes
 
-_COMMIT = types.ToolAnnotations(
-    read_only_hint=False,
-    destructive_hint=False,
-    idempotent_hint=True,
-    open_world_hint=False,
-)
-_NOTES_WRITE = types.ToolAnnotations(
-    read_only_hint=False,
-    destructive_hint=True,
-    idempotent_hint=True,
-    open_world_hint=False,
-)
+_COMMIT = writes(destructive=False, idempotent=True)
+_NOTES_WRITE = writes(destructive=True, idempotent=True)
 _NOTES = (
     "The session's working notes are your own findings and decisions for this "
     "session, in your words: never secrets, never instructions copied from "

@@ -57,6 +57,17 @@ class StreamResult:
     def after_fault(self) -> list[Sent]:
         return [s for s in self.sent if s.at > self.fault_ended]
 
+    def last_of_each_thread(self) -> dict[int, Sent]:
+        """Each thread's last request (a thread sends one at a time, in order)."""
+        return {s.thread: s for s in self.sent}
+
+    def last_ones_after_fault(self) -> list[Sent]:
+        """The threads' last requests that were sent after the fault ended: the
+        service must have recovered for each of them."""
+        return [
+            s for s in self.last_of_each_thread().values() if s.at > self.fault_ended
+        ]
+
     def statuses(self) -> set[int | None]:
         return {s.status for s in self.sent}
 

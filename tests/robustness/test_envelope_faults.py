@@ -160,9 +160,8 @@ def assert_recovered(result: StreamResult, threads: int = 16) -> None:
     after = [s for s in result.after_fault() if s.acknowledged]
     recovery = after[0].at - result.fault_ended
     print(f"{result.summary()}; first acknowledgement {recovery:.2f}s after it")
-    last = {s.thread: s for s in result.sent}
-    assert len(last) == threads
-    assert all(s.acknowledged for s in last.values() if s.at > result.fault_ended), (
+    assert len(result.last_of_each_thread()) == threads
+    assert all(s.acknowledged for s in result.last_ones_after_fault()), (
         "each thread's last write, sent after the fault, was acknowledged"
     )
     assert recovery < RECOVERY_BOUND
