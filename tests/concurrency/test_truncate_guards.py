@@ -13,7 +13,7 @@ from django.apps import apps
 from django.db import DatabaseError, connection, transaction
 
 from sessions_app.models import AppendOnlyModel
-from sources.models import ImmutableModel
+from powercontext.db.immutable import ImmutableModel
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
