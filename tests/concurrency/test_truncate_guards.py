@@ -12,8 +12,8 @@ import pytest
 from django.apps import apps
 from django.db import DatabaseError, connection, transaction
 
-from sessions_app.models import AppendOnlyModel
 from powercontext.db.immutable import ImmutableModel
+from sessions_app.models import AppendOnlyModel
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
