@@ -96,6 +96,7 @@ CHECKS = [
     response_schema_conformance,
     negative_data_rejection,
 ]
+POSITIVE_CHECKS = [check for check in CHECKS if check is not negative_data_rejection]
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +169,11 @@ def aimed(case: Any, target: FuzzTarget, token: bool, existing_scope: bool) -> N
 def test_no_input_gets_a_5xx_and_every_error_is_the_envelope(
     case: Any, token: bool, existing_scope: bool, fuzz_target: FuzzTarget
 ) -> None:
+    # Our edits (a token, an existing scope id) never make a valid case invalid,
+    # but schemathesis re-judges every edited container and has flagged positive
+    # cases as negative after a header edit (non-ASCII path ids, If-Match): a
+    # case generated positive is never held to the negative-data check.
+    generated_negative = case.meta is not None and case.meta.generation.mode.is_negative
     aimed(case, fuzz_target, token, existing_scope)
 
     response = case.call(base_url=fuzz_target.url, timeout=60)
@@ -185,4 +191,5 @@ def test_no_input_gets_a_5xx_and_every_error_is_the_envelope(
         assert response.status_code < 500, response.text
     (request_id,) = response.headers["x-powercontext-request-id"]
     assert len(request_id) == 16
-    case.validate_response(response, checks=CHECKS)
+    checks = CHECKS if generated_negative else POSITIVE_CHECKS
+    case.validate_response(response, checks=checks)

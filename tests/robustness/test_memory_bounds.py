@@ -260,7 +260,9 @@ def test_the_worst_body_on_every_thread_at_once(
     with concurrent.futures.ThreadPoolExecutor(WORKERS * THREADS + 2) as pool:
         watchers = [pool.submit(watch_memory), pool.submit(probe_health)]
         time.sleep(0.3)
+        burst_started = time.monotonic()
         statuses = list(pool.map(send, range(WORKERS * THREADS)))
+        burst = time.monotonic() - burst_started
         done.set()
         for watcher in watchers:
             watcher.result()
@@ -269,7 +271,12 @@ def test_the_worst_body_on_every_thread_at_once(
     assert statuses.count(422) >= WORKERS, statuses
     assert peak < SERVER_BUDGET, f"server peak {peak / MIB:.0f} MiB"
     assert health
-    assert max(health) < 1.0, f"slowest /health/live {max(health):.2f} s"
+    # A health probe waits at most for the GIL, which one thread's json parse of
+    # a worst body holds for a while on a loaded 2-core machine; it never waits
+    # for the burst to finish.
+    assert max(health) < min(2.0, burst / 2), (
+        f"slowest /health/live {max(health):.2f} s, burst {burst:.2f} s"
+    )
     assert worker_pids(service.server) == workers, "a worker was replaced"
 
 
@@ -289,9 +296,16 @@ def test_a_refused_large_body_is_answered_unread_and_says_when_to_retry(
     with concurrent.futures.ThreadPoolExecutor(WORKERS * THREADS) as pool:
         responses = list(pool.map(send, range(WORKERS * THREADS)))
     busy = [response for response in responses if response.status_code == 503]
+    read = [response for response in responses if response.status_code != 503]
 
     assert busy, [response.status_code for response in responses]
+    assert read, [response.status_code for response in responses]
+    slowest_read = max(response.elapsed.total_seconds() for response in read)
     for response in busy:
         assert response.json()["error"]["code"] == "server_busy"
         assert response.headers["Retry-After"] == "1"
-        assert response.elapsed.total_seconds() < 1.0
+        # Unread: answered sooner than a body that was read and parsed.
+        assert response.elapsed.total_seconds() < min(2.0, slowest_read), (
+            response.elapsed.total_seconds(),
+            slowest_read,
+        )
