@@ -160,3 +160,27 @@ def test_redis_stopping_under_load_keeps_the_service_up(
 
     assert statuses == [202] * (3 * LIMIT)
     assert health.status_code == 200
+
+
+def test_limits_hold_after_redis_forgets_the_script(
+    limited: Service, redis_url: str
+) -> None:
+    """A restarted or flushed Redis has no scripts: the next decision sends the
+    script itself, and the limit still holds (no 5xx, no free pass)."""
+    with limited.client() as client:
+        scope_id = scope_create(client)
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    flushed = subprocess.run(
+        ["redis-cli", "-p", str(port), "script", "flush"],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    assert flushed.stdout.strip() == "OK"
+    time.sleep(1.1)  # the scope creation was a write: let the bucket refill
+
+    statuses, elapsed = _burst(limited, scope_id, BURST)
+
+    accepted = statuses.count(202)
+    assert set(statuses) <= {202, 429}, statuses
+    assert LIMIT <= accepted <= LIMIT + math.ceil(elapsed * LIMIT) + WORKERS
