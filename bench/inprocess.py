@@ -186,6 +186,8 @@ def main() -> None:
         + (" (under cProfile: inflated)" if profiler is not None else "")
     )
     if profiler is not None:
+        if os.environ.get("INPROCESS_PSTATS"):
+            profiler.dump_stats(os.environ["INPROCESS_PSTATS"])
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(args.sort).print_stats(args.top)
         print(out.getvalue())

@@ -46,8 +46,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "powercontext.api.middleware.RequestIdMiddleware",
-    # Before anything that may answer early, so errors carry the CORS headers too.
-    "corsheaders.middleware.CorsMiddleware",
+    # Before anything that may answer early, so errors carry the CORS headers too;
+    # only when POWERCONTEXT_CORS_ALLOWED_ORIGINS names an origin.
+    "powercontext.api.middleware.CorsWhenConfiguredMiddleware",
     "powercontext.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -1,0 +1,96 @@
+"""Rate limits through Redis under high limits: a decision takes a few requests
+at once for its worker (powercontext/api/ratelimit.py ``lease_size``), and the
+limit still holds across workers (spec/limits.md 3).
+
+Each ``_RedisLimiter`` stands for one worker process; they share one Redis bucket
+(the machine's Redis, ``POWERCONTEXT_TEST_REDIS_URL``, database 13).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import time
+from typing import Any
+
+import pytest
+import redis
+from django.core.cache.backends.redis import RedisCache
+
+from powercontext.api.ratelimit import LEASE_MAX, _RedisLimiter, lease_size
+from powercontext.rates import Rate, parse_rate
+
+REDIS_URL = os.environ.get("POWERCONTEXT_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+
+
+@pytest.fixture
+def cache() -> RedisCache:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.ConnectionError:
+        pytest.fail(f"Redis is needed at {REDIS_URL}: .ci/run starts redis-server")
+    return RedisCache(REDIS_URL, {"OPTIONS": {"socket_timeout": 1}})
+
+
+@pytest.mark.parametrize(
+    ("text", "lease"),
+    [("20/s", 1), ("30/min", 1), ("2999/min", 1), ("200/s", 4), ("400/s", 8),
+     ("1000000/s", LEASE_MAX)],
+)
+def test_leases_are_a_fiftieth_of_a_second_of_the_rate(text: str, lease: int) -> None:
+    rate = parse_rate(text)
+    assert rate is not None
+    assert lease_size(rate) == lease
+
+
+def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
+    """Three workers take turns at a bucket of 1000/min (lease 1: exact) and of
+    100,000/min with a burst (lease 33 -> 32): together they get the burst at most,
+    and a worker is refused at most what the others hold unspent early."""
+    for rate in (Rate(1000, 60), Rate(100_000, 60)):
+        bucket = f"test:{secrets.token_hex(6)}"
+        workers = [_RedisLimiter() for _ in range(3)]
+        lease = lease_size(rate)
+        allowed = refused = 0
+        started = time.monotonic()
+        for number in range(rate.count * 6 // 5):
+            waited = workers[number % 3].limit(cache, bucket, rate, True)
+            if waited == 0:
+                allowed += 1
+            else:
+                refused += 1
+                assert waited > 0
+        refill = math.ceil((time.monotonic() - started) * rate.count / rate.period)
+        assert allowed <= rate.count + refill + 1, (rate, allowed, refill)
+        assert allowed >= rate.count - 3 * (lease - 1), (rate, allowed)
+        assert refused > 0
+        assert all(w.failures == 0 for w in workers)
+
+
+def test_a_worker_spends_its_lease_without_asking_redis(cache: Any) -> None:
+    rate = Rate(1_000_000, 1)
+    worker = _RedisLimiter()
+    bucket = f"test:{secrets.token_hex(6)}"
+    worker.limit(cache, bucket, rate, True)
+    key = cache.make_key(f"rl:{bucket}")
+    client = redis.Redis.from_url(REDIS_URL)
+    before = float(client.get(key))
+
+    for _ in range(LEASE_MAX - 1):
+        assert worker.limit(cache, bucket, rate, True) == 0
+    assert float(client.get(key)) == before  # spent here, not counted again
+    assert worker.limit(cache, bucket, rate, True) == 0
+    assert float(client.get(key)) > before  # the next lease
+
+
+def test_looking_takes_nothing(cache: Any) -> None:
+    rate = Rate(2, 60)
+    worker = _RedisLimiter()
+    bucket = f"test:{secrets.token_hex(6)}"
+    for _ in range(5):
+        assert worker.limit(cache, bucket, rate, False) == 0
+    assert worker.limit(cache, bucket, rate, True) == 0
+    assert worker.limit(cache, bucket, rate, True) == 0
+    assert worker.limit(cache, bucket, rate, False) > 0
+    assert worker.limit(cache, bucket, rate, True) > 0
