@@ -55,13 +55,26 @@ def limits_table(rows: list[dict], config: dict) -> list[str]:
         "| off: req/s | p50 ms | CPU ms/req | on/off req/s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    return lines + [
+    lines += [
         f"| {connections} | {on['rps']:.1f} | {on['p50_ms']:.2f} "
         f"| {cpu_ms(on, groups)} "
         f"| {on.get('redis_scripts', 0) / max(1, on['requests']):.2f} "
         f"| {off['rps']:.1f} | {off['p50_ms']:.2f} | {cpu_ms(off, groups)} "
         f"| {fmt(ratio(on, off), '{:.1%}')} |"
         for connections, on, off in limits
+    ]
+    exact = [
+        (row["connections"], row["ours_limits_exact"], row["ours_limits_off"])
+        for row in rows
+        if row.get("ours_limits_exact") and row["ours_limits_off"]
+    ]
+    return lines + [
+        f"| {connections} exact | {run['rps']:.1f} | {run['p50_ms']:.2f} "
+        f"| {cpu_ms(run, groups)} "
+        f"| {run.get('redis_scripts', 0) / max(1, run['requests']):.2f} "
+        f"| {off['rps']:.1f} | {off['p50_ms']:.2f} | {cpu_ms(off, groups)} "
+        f"| {fmt(ratio(run, off), '{:.1%}')} |"
+        for connections, run, off in exact
     ]
 
 

@@ -52,7 +52,15 @@ WORKLOADS = {
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--server", required=True, help="ref, baseline, ours, ours_limits_on/_off"
+        "--server",
+        required=True,
+        help="ref, baseline, ours, ours_limits_on/_off/_exact",
+    )
+    parser.add_argument(
+        "--limit-lease",
+        type=int,
+        default=1,
+        help="requests one Redis decision may take on this server (1: every one asks)",
     )
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--token", default="")
@@ -125,6 +133,7 @@ def main() -> None:
         "wrk_threads": args.threads,
         "scope_id": scope_id,
         "expected_status": workload.expect,
+        "limit_lease": args.limit_lease,
         **summarize(result, {workload.expect}),
         **accounting,
     }

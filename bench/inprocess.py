@@ -8,7 +8,8 @@ change to the hot path; `--profile` prints where the time goes.
 
 Usage (a migrated PostgreSQL database; rate limits through Redis, as production):
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/pc_profile \\
-      .venv/bin/python bench/inprocess.py --operation working_notes -n 2000 [--profile] 2>/dev/null
+      .venv/bin/python bench/inprocess.py --operation working_notes -n 2000 \\
+      [--profile] 2>/dev/null   # the request log lines go to stderr
 
 Operations: working_notes (a new note per request, api.md 5.2), content (new
 content), replays (one note replayed), scope_get, health.
@@ -38,7 +39,7 @@ os.environ.setdefault("POWERCONTEXT_CACHE_URL", "redis://127.0.0.1:6379/14")
 os.environ.setdefault("POWERCONTEXT_RATE_LIMIT_WRITE", "1000000/s")
 os.environ.setdefault("POWERCONTEXT_RATE_LIMIT_READ", "1000000/s")
 
-from powercontext.wsgi import application  # noqa: E402
+from powercontext.wsgi import application
 
 NOTE = (
     "Inspected {id}: the tokenizer keeps state between calls, so a second parse of "

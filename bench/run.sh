@@ -252,9 +252,11 @@ preseed() {  # preseed DB COMMAND...: COMMAND runs manage.py for that database
   psql -X -q -v ON_ERROR_STOP=1 "$PG/$db" -c "VACUUM ANALYZE" >/dev/null
 }
 
-start_ours() {  # start_ours on|off LOG-NAME: rate limits on (Redis) or off
+start_ours() {  # start_ours on|off|exact LOG-NAME: rate limits on (Redis), off,
+  # or on with every request asking Redis (POWERCONTEXT_RATE_LIMIT_LEASE_MAX=1)
   local limits=()
   [ "$1" = off ] && limits=("${LIMITS_OFF[@]}")
+  [ "$1" = exact ] && limits=(POWERCONTEXT_RATE_LIMIT_LEASE_MAX=1)
   port_free "$OUR_PORT"
   "${OUR_ENV[@]}" "${limits[@]}" "$ROOT/.venv/bin/gunicorn" -c "$ROOT/gunicorn.conf.py" \
     powercontext.wsgi:application >"$STATE/$2.log" 2>&1 &
@@ -341,6 +343,20 @@ start_reference() {
   say "reference: pid $REF_PID on $REF_URL"
 }
 
+# How many requests one Redis decision may take on SERVER (powercontext/api/
+# ratelimit.py lease_size at LIMIT_RATE): 1 for the exact run and servers without
+# our limits.
+lease_of() {
+  case $1 in
+    ours|ours_limits_on) "$ROOT/.venv/bin/python" -c '
+import sys
+count, _, unit = sys.argv[1].partition("/")
+per_second = int(count) / (1 if unit.startswith("s") else 60)
+print(max(1, min(32, int(per_second * 0.02))))' "$LIMIT_RATE" ;;
+    *) echo 1 ;;
+  esac
+}
+
 drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS
   local url=$OUR_URL token=${OUR_TOKEN:-} pid=${OUR_PID:-}
   case $1 in
@@ -352,7 +368,7 @@ drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS
     --token "$token" --server-pid "$pid" --workload "$2" --connections "$3" \
     --threads "$4" --duration "${SECONDS_PER_RUN}s" --warmup "$WARMUP" \
     --quiet-patience "${BENCH_QUIET_PATIENCE:-30}" --redis-url "$REDIS_URL" \
-    --out "$RESULTS/run-$1-$2-c$3-t$4.json"
+    --limit-lease "$(lease_of "$1")" --out "$RESULTS/run-$1-$2-c$3-t$4.json"
 }
 
 mkdir -p "$RESULTS" "$STATE"
@@ -367,7 +383,7 @@ BASE_DESC="not run"
 cat >"$RESULTS/config.json" <<EOF
 {"seconds_per_run": $SECONDS_PER_RUN, "warmup": "$WARMUP",
  "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-3}, max_requests=${POWERCONTEXT_MAX_REQUESTS:-gunicorn.conf.py}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
- "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL; ours_limits_off: off",
+ "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL, up to $(lease_of ours) requests per Redis decision; ours_limits_exact: every request asks Redis; ours_limits_off: off",
  "baseline": "$BASE_DESC",
  "reference": "$REF_SPEC, SQLite, access mode disabled"}
 EOF
@@ -406,16 +422,23 @@ compare_phase() {
 limits_phase() {  # new notes with rate limits on (Redis) and off (spec/limits.md 3)
   # Each concurrency is measured on and off back to back, alternating which comes
   # first (on c=1, off c=1, off c=16, on c=16): two restarts, and no pair is split
-  # by minutes of other runs while the machine's other load comes and goes.
+  # by minutes of other runs while the machine's other load comes and goes. Then
+  # "exact": limits on with every request asking Redis (no lease), as any limit
+  # under 50/s runs - the upper bound of what the limits cost.
   local connections mode=on
-  say "limits phase: new working notes at c=[$LIMIT_CONNECTIONS], rate limits on and off"
+  say "limits phase: new working notes at c=[$LIMIT_CONNECTIONS], rate limits on, off and exact"
   for connections in $LIMIT_CONNECTIONS; do
     drive "ours_limits_$mode" working_notes "$connections" 1
     if [ $mode = on ]; then mode=off; else mode=on; fi
     restart_ours $mode "ours-limits-$mode-c$connections"
     drive "ours_limits_$mode" working_notes "$connections" 1
   done
-  if [ $mode = off ] && [[ " $PHASES " == *" scale "* ]]; then
+  restart_ours exact ours-limits-exact
+  mode=exact
+  for connections in $LIMIT_CONNECTIONS; do
+    drive ours_limits_exact working_notes "$connections" 1
+  done
+  if [ $mode != on ] && [[ " $PHASES " == *" scale "* ]]; then
     restart_ours on ours-scale
   fi
 }

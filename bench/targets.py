@@ -9,7 +9,8 @@ Servers (the ``server`` label of bench/drive.py's records): ``ref`` the referenc
 1.4.1, ``ours`` this service with rate limits on through Redis, ``baseline`` this
 service at BENCH_BASELINE_REV (before issue 11's re-cut); the limits phase's pairs,
 run back to back, are ``ours_limits_on`` and ``ours_limits_off`` (the same server
-restarted with every limit off).
+restarted with every limit off), then ``ours_limits_exact`` (limits on, every
+request asking Redis: POWERCONTEXT_RATE_LIMIT_LEASE_MAX=1).
 """
 
 from __future__ import annotations
@@ -18,9 +19,17 @@ import re
 from pathlib import Path
 
 # Server labels, in the order tables show them.
-SERVERS = ("ref", "baseline", "ours", "ours_limits_on", "ours_limits_off")
-# Servers whose rate limits are on, in Redis: about one script per request.
-LIMITS_ON = ("ours", "ours_limits_on")
+SERVERS = (
+    "ref",
+    "baseline",
+    "ours",
+    "ours_limits_on",
+    "ours_limits_off",
+    "ours_limits_exact",
+)
+# Servers whose rate limits are on, in Redis: a script per request, or per lease
+# (the run's ``limit_lease``) under the bench's high limit.
+LIMITS_ON = ("ours", "ours_limits_on", "ours_limits_exact")
 # Issue 11: new working notes at 16 connections against the reference.
 TARGET_RATIO = 12.0
 # Issue 13: new working notes through MCP tools/call at 16 connections.
@@ -210,6 +219,15 @@ def limits_checks(rows: list[dict]) -> list[str]:
             f"{ratio:.1%}; CPU ms/req server+redis {on_cpu:.2f} vs {off_cpu:.2f} "
             f"{target}"
         )
+        exact = row.get("ours_limits_exact")
+        if exact:
+            exact_cpu = server_cpu(exact) + exact["cpu_ms_per_request"]["redis"]
+            checks.append(
+                f"limits on with every request asking Redis (exact), new notes "
+                f"c={connections}: {exact['rps']:.1f} req/s = "
+                f"{exact['rps'] / off['rps'] if off['rps'] else 0.0:.1%} of off; "
+                f"CPU ms/req server+redis {exact_cpu:.2f} (shown)"
+            )
     return checks
 
 
@@ -259,11 +277,18 @@ def flags_of(name: str, server: str, run: dict) -> list[str]:
             f"{run['statuses']}, warm-up {run['warmup_statuses']}"
         )
     scripts = run.get("redis_scripts")
-    if server in LIMITS_ON and scripts is not None and scripts < run["requests"]:
+    lease = run.get("limit_lease", 1)
+    # A lease taken during the warm-up may serve a few measured requests per worker.
+    if (
+        server in LIMITS_ON
+        and scripts is not None
+        and scripts * lease + 8 * (lease - 1) < run["requests"]
+    ):
         flags.append(
-            f"{name}: Redis ran {scripts} scripts for {run['requests']} requests - "
-            "not every request's limit was checked in Redis (the limiter failed "
-            "open?): the run is not one with limits on"
+            f"{name}: Redis ran {scripts} scripts for {run['requests']} requests "
+            f"with up to {lease} requests per script - not every request's limit "
+            "was checked in Redis (the limiter failed open?): the run is not one "
+            "with limits on"
         )
     if run["cpu_cores"]["other"] > NOISY_CORES:
         flags.append(

@@ -47,12 +47,12 @@ LOG_EVERY_SECONDS = 60.0
 
 # A request may take requests ahead of time, for this process to spend without
 # asking Redis again: a lease of up to this much of the rate (200/s: 4, 400/s: 8,
-# 20/s and any N/min below 3000/min: 1, that is exact), never more than LEASE_MAX.
+# 20/s and any N/min below 3000/min: 1, that is exact), never more than
+# POWERCONTEXT_RATE_LIMIT_LEASE_MAX (32; 1 makes every request ask Redis).
 # Leased requests are counted in Redis when taken, so a limit is never exceeded;
 # what a worker holds unspent (at most lease - 1 per bucket, gone after LEASE_TTL)
 # may refuse a principal that much early on another worker.
 LEASE_SECONDS = 0.02
-LEASE_MAX = 32
 LEASE_TTL_SECONDS = 1.0
 
 # GCRA on Redis's clock. KEYS[1]: the bucket; ARGV[1]: emission interval (ms per
@@ -80,7 +80,8 @@ return taken
 def lease_size(rate: Rate) -> int:
     """How many requests one decision takes from Redis for ``rate``."""
     per_second = rate.count / rate.period
-    return max(1, min(LEASE_MAX, int(per_second * LEASE_SECONDS)))
+    most = settings.POWERCONTEXT_RATE_LIMIT_LEASE_MAX
+    return max(1, min(most, int(per_second * LEASE_SECONDS)))
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,8 @@ class _RedisLimiter:
         self.down_until = 0.0
         self.last_logged = -LOG_EVERY_SECONDS
         self.failures = 0  # exported as a metric
-        self.digest = hashlib.sha1(_GCRA.encode()).hexdigest()
+        # Redis names a script by its SHA-1 (EVALSHA); nothing here is secret.
+        self.digest = hashlib.sha1(_GCRA.encode(), usedforsecurity=False).hexdigest()
         self.connections = threading.local()
         self.leases = _Leases()
 
@@ -190,7 +192,9 @@ class _RedisLimiter:
             self._drop_connection()
             client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
             pool = client.connection_pool
-            self.connections.connection = pool.connection_class(**pool.connection_kwargs)
+            self.connections.connection = pool.connection_class(
+                **pool.connection_kwargs
+            )
             self.connections.cache = cache
         return self.connections.connection
 

@@ -34,6 +34,13 @@ for _name in (
         parse_rate(globals()[_name])
     except ValueError as exc:
         raise ImproperlyConfigured(f"{_name}: {exc}") from None
+# Under a high limit one decision in Redis takes up to this many requests for its
+# worker to spend (powercontext/api/ratelimit.py, lease_size); 1: every request asks.
+POWERCONTEXT_RATE_LIMIT_LEASE_MAX = env.int(
+    "POWERCONTEXT_RATE_LIMIT_LEASE_MAX", default=32
+)
+if not 1 <= POWERCONTEXT_RATE_LIMIT_LEASE_MAX <= 1000:
+    raise ImproperlyConfigured("POWERCONTEXT_RATE_LIMIT_LEASE_MAX must be 1..1000.")
 POWERCONTEXT_CACHE_URL = env.str("POWERCONTEXT_CACHE_URL", default="")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

@@ -18,10 +18,11 @@ import pytest
 import redis
 from django.core.cache.backends.redis import RedisCache
 
-from powercontext.api.ratelimit import LEASE_MAX, _RedisLimiter, lease_size
+from powercontext.api.ratelimit import _RedisLimiter, lease_size
 from powercontext.rates import Rate, parse_rate
 
 REDIS_URL = os.environ.get("POWERCONTEXT_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+LEASE_MAX = 32  # POWERCONTEXT_RATE_LIMIT_LEASE_MAX's default
 
 
 @pytest.fixture
@@ -35,13 +36,34 @@ def cache() -> RedisCache:
 
 @pytest.mark.parametrize(
     ("text", "lease"),
-    [("20/s", 1), ("30/min", 1), ("2999/min", 1), ("200/s", 4), ("400/s", 8),
-     ("1000000/s", LEASE_MAX)],
+    [
+        ("20/s", 1),
+        ("30/min", 1),
+        ("2999/min", 1),
+        ("200/s", 4),
+        ("400/s", 8),
+        ("1000000/s", LEASE_MAX),
+    ],
 )
 def test_leases_are_a_fiftieth_of_a_second_of_the_rate(text: str, lease: int) -> None:
     rate = parse_rate(text)
     assert rate is not None
     assert lease_size(rate) == lease
+
+
+def test_a_lease_of_one_makes_every_request_ask(settings: Any, cache: Any) -> None:
+    settings.POWERCONTEXT_RATE_LIMIT_LEASE_MAX = 1
+    rate = Rate(1_000_000, 1)
+    assert lease_size(rate) == 1
+    worker = _RedisLimiter()
+    bucket = f"test:{secrets.token_hex(6)}"
+    key = cache.make_key(f"rl:{bucket}")
+    client = redis.Redis.from_url(REDIS_URL)
+    seen = set()
+    for _ in range(5):
+        assert worker.limit(cache, bucket, rate, True) == 0
+        seen.add(client.get(key))
+    assert len(seen) == 5  # each request moved the bucket
 
 
 def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
