@@ -62,7 +62,8 @@ test: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
 
 test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
-		-m "not console"
+		-m "not console and not alone"
+	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider -m "alone and not console"
 
 test-sqlite: $(VENV)/.installed $(REF_SERVER_VENV)/.installed
 	@mkdir -p var

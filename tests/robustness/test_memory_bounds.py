@@ -223,6 +223,7 @@ def send(client: httpx.Client, method: str, path: str, body: bytes) -> httpx.Res
     )
 
 
+@pytest.mark.alone
 def test_the_worst_body_on_every_thread_at_once(
     service: Service, scope_id: str
 ) -> None:
@@ -260,9 +261,7 @@ def test_the_worst_body_on_every_thread_at_once(
     with concurrent.futures.ThreadPoolExecutor(WORKERS * THREADS + 2) as pool:
         watchers = [pool.submit(watch_memory), pool.submit(probe_health)]
         time.sleep(0.3)
-        burst_started = time.monotonic()
         statuses = list(pool.map(send, range(WORKERS * THREADS)))
-        burst = time.monotonic() - burst_started
         done.set()
         for watcher in watchers:
             watcher.result()
@@ -271,15 +270,11 @@ def test_the_worst_body_on_every_thread_at_once(
     assert statuses.count(422) >= WORKERS, statuses
     assert peak < SERVER_BUDGET, f"server peak {peak / MIB:.0f} MiB"
     assert health
-    # A health probe waits at most for the GIL, which one thread's json parse of
-    # a worst body holds for a while on a loaded 2-core machine; it never waits
-    # for the burst to finish.
-    assert max(health) < min(2.0, burst / 2), (
-        f"slowest /health/live {max(health):.2f} s, burst {burst:.2f} s"
-    )
+    assert max(health) < 1.0, f"slowest /health/live {max(health):.2f} s"
     assert worker_pids(service.server) == workers, "a worker was replaced"
 
 
+@pytest.mark.alone
 def test_a_refused_large_body_is_answered_unread_and_says_when_to_retry(
     service: Service, scope_id: str
 ) -> None:
