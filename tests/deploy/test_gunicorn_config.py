@@ -96,27 +96,33 @@ def answering(server: Server, url: str) -> bool:
         return False
 
 
-def test_with_c_it_serves_as_configured_from_any_directory(
-    start: Callable[..., Server], tmp_path: Path
-) -> None:
-    port = free_port()
+def serving_with_c(
+    start: Callable[..., Server], tmp_path: Path, port: int, workers: int, **extra: str
+) -> Server:
+    """gunicorn started with ``-c gunicorn.conf.py`` (environment ``extra`` over
+    the env file), once it answers and its ``workers`` workers have booted."""
     server = start(
         ["-c", str(ROOT / "gunicorn.conf.py"), "powercontext.wsgi:application"],
-        service_env(tmp_path, port),
+        service_env(tmp_path, port, **extra),
     )
-
     wait_until(
         lambda: answering(server, f"http://127.0.0.1:{port}/health/live"),
         timeout=60,
         what="gunicorn",
     )
-
     wait_until(
-        lambda: server.output().count("Booting worker with pid") >= 2,
+        lambda: server.output().count("Booting worker with pid") >= workers,
         timeout=30,
         what="the workers to boot",
     )
     time.sleep(0.5)  # the arbiter spawns all its workers at once
+    return server
+
+
+def test_with_c_it_serves_as_configured_from_any_directory(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    server = serving_with_c(start, tmp_path, free_port(), workers=2)
 
     assert "Using worker: powercontext.gunicorn_worker.BalancedThreadWorker" in (
         server.output()
@@ -232,21 +238,14 @@ def test_connections_are_spread_over_the_workers(
     workers of three threads (whoever woke first took them before, e.g. 0/16/0
     for wrk's 16 connections), and a tenth waits until a thread is free."""
     port = free_port()
-    server = start(
-        ["-c", str(ROOT / "gunicorn.conf.py"), "powercontext.wsgi:application"],
-        service_env(tmp_path, port, POWERCONTEXT_WORKERS="3", POWERCONTEXT_THREADS="3"),
+    server = serving_with_c(
+        start,
+        tmp_path,
+        port,
+        workers=3,
+        POWERCONTEXT_WORKERS="3",
+        POWERCONTEXT_THREADS="3",
     )
-    wait_until(
-        lambda: answering(server, f"http://127.0.0.1:{port}/health/live"),
-        timeout=60,
-        what="gunicorn",
-    )
-    wait_until(
-        lambda: server.output().count("Booting worker with pid") >= 3,
-        timeout=30,
-        what="the workers to boot",
-    )
-    time.sleep(0.5)
     head = (
         b"POST /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
