@@ -140,7 +140,7 @@ class _RedisLimiter:
     (address, database, credentials, 0.2 s timeouts), and sends the script by its
     digest over it directly: redis-py's client takes the same connection from a
     locked pool, wraps the call in retries and health checks, and cost 84 us of CPU
-    per decision against 35 us this way (bench/inprocess.py, docs/performance.md).
+    per decision against 49 us this way (docs/performance.md).
     A failed connection is dropped; the next decision after the back-off makes a
     new one.
     """
