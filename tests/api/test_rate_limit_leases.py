@@ -2,7 +2,7 @@
 at once for its worker (powercontext/api/ratelimit.py ``lease_size``), and the
 limit still holds across workers (spec/limits.md 3).
 
-Each ``_RedisLimiter`` stands for one worker process; they share one Redis bucket
+Each ``RedisLimiter`` stands for one worker process; they share one Redis bucket
 (the machine's Redis, ``POWERCONTEXT_TEST_REDIS_URL``, database 13).
 """
 
@@ -18,7 +18,7 @@ import pytest
 import redis
 from django.core.cache.backends.redis import RedisCache
 
-from powercontext.api.ratelimit import _RedisLimiter, lease_size
+from powercontext.api.ratelimit_redis import RedisLimiter, lease_size
 from powercontext.rates import Rate, parse_rate
 
 REDIS_URL = os.environ.get("POWERCONTEXT_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
@@ -55,7 +55,7 @@ def test_a_lease_of_one_makes_every_request_ask(settings: Any, cache: Any) -> No
     settings.POWERCONTEXT_RATE_LIMIT_LEASE_MAX = 1
     rate = Rate(1_000_000, 1)
     assert lease_size(rate) == 1
-    worker = _RedisLimiter()
+    worker = RedisLimiter()
     bucket = f"test:{secrets.token_hex(6)}"
     key = cache.make_key(f"rl:{bucket}")
     client = redis.Redis.from_url(REDIS_URL)
@@ -72,7 +72,7 @@ def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
     and a worker is refused at most what the others hold unspent early."""
     for rate in (Rate(1000, 60), Rate(100_000, 60)):
         bucket = f"test:{secrets.token_hex(6)}"
-        workers = [_RedisLimiter() for _ in range(3)]
+        workers = [RedisLimiter() for _ in range(3)]
         lease = lease_size(rate)
         allowed = refused = 0
         started = time.monotonic()
@@ -92,7 +92,7 @@ def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
 
 def test_a_worker_spends_its_lease_without_asking_redis(cache: Any) -> None:
     rate = Rate(1_000_000, 1)
-    worker = _RedisLimiter()
+    worker = RedisLimiter()
     bucket = f"test:{secrets.token_hex(6)}"
     worker.limit(cache, bucket, rate, True)
     key = cache.make_key(f"rl:{bucket}")
@@ -108,7 +108,7 @@ def test_a_worker_spends_its_lease_without_asking_redis(cache: Any) -> None:
 
 def test_looking_takes_nothing(cache: Any) -> None:
     rate = Rate(2, 60)
-    worker = _RedisLimiter()
+    worker = RedisLimiter()
     bucket = f"test:{secrets.token_hex(6)}"
     for _ in range(5):
         assert worker.limit(cache, bucket, rate, False) == 0
