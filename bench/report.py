@@ -22,7 +22,9 @@ import subprocess
 from pathlib import Path
 
 from comparisons import comparison_tables, fmt, ratio
-from targets import SERVERS, log_checks, server_log_statuses, target_checks
+from flags import log_checks, server_log_statuses
+from servers import SERVERS
+from targets import target_checks
 
 
 def command_output(*command: str) -> str:

@@ -1,35 +1,16 @@
 """The target checks of one `make bench` run, as lines of text.
 
-Each check names what was measured, the target, and "met" or "NOT met"; other
-lines flag a run that cannot be trusted as it stands (errors, responses that were
-not 2xx - a 429 means the rate limits throttled the bench - or other processes
-using the CPUs). bench/report.py prints them after its tables.
-
-Servers (the ``server`` label of bench/drive.py's records): ``ref`` the reference
-1.4.1, ``ours`` this service with rate limits on through Redis, ``baseline`` this
-service at BENCH_BASELINE_REV (before issue 11's re-cut); the limits phase's pairs,
-run back to back, are ``ours_limits_on`` and ``ours_limits_off`` (the same server
-restarted with every limit off), then ``ours_limits_exact`` (limits on, every
-request asking Redis: POWERCONTEXT_RATE_LIMIT_LEASE_MAX=1).
+Each check names what was measured, the target, and "met" or "NOT met"; the flags
+of runs that cannot be trusted as they stand follow (bench/flags.py).
+bench/report.py prints them after its tables. The servers are named in
+bench/servers.py.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+from flags import run_flags
+from servers import NOISY_CORES
 
-# Server labels, in the order tables show them.
-SERVERS = (
-    "ref",
-    "baseline",
-    "ours",
-    "ours_limits_on",
-    "ours_limits_off",
-    "ours_limits_exact",
-)
-# Servers whose rate limits are on, in Redis: a script per request, or per lease
-# (the run's ``limit_lease``) under the bench's high limit.
-LIMITS_ON = ("ours", "ours_limits_on", "ours_limits_exact")
 # Issue 11: new working notes at 16 connections against the reference.
 TARGET_RATIO = 12.0
 # Issue 13: new working notes through MCP tools/call at 16 connections.
@@ -42,10 +23,6 @@ TARGET_PGBENCH_FRACTION = 0.30
 TARGET_P99_MS = 50.0
 # spec/limits.md 3: throughput with limits on within 10% of limits off.
 TARGET_LIMITS_COST = 0.10
-# A run during which other processes used more than this many cores is flagged.
-NOISY_CORES = 0.2
-# A request line of the service's log: "POST /v1/... 202 3.1ms principal=bench".
-LOG_LINE = re.compile(r" [A-Z]+ \S+ (\d{3}) [0-9.]+ms principal=")
 
 
 def find(rows: list[dict], workload: str, connections: int) -> dict | None:
@@ -229,94 +206,3 @@ def limits_checks(rows: list[dict]) -> list[str]:
                 f"CPU ms/req server+redis {exact_cpu:.2f} (shown)"
             )
     return checks
-
-
-def run_flags(rows: list[dict]) -> list[str]:
-    """Every run's flags (``flags_of``), then the not-2xx total over all runs."""
-    flags = []
-    for row in rows:
-        for server in SERVERS:
-            if row[server]:
-                name = f"{server} {row['workload']} c={row['connections']}"
-                if row["wrk_threads"] != 1:
-                    name += f" wrk -t{row['wrk_threads']}"
-                flags += flags_of(name, server, row[server])
-    counted = [
-        run
-        for row in rows
-        for server in SERVERS
-        if (run := row[server]) and "non_2xx" in run
-    ]
-    if counted:
-        not_2xx = sum(run["non_2xx"] + run["warmup_non_2xx"] for run in counted)
-        throttled = sum(
-            run["rate_limited"] + run["warmup_statuses"].get("429", 0)
-            for run in counted
-        )
-        flags.append(
-            f"responses not 2xx in all {len(counted)} runs, warm-ups included: "
-            f"{not_2xx}, of them 429: {throttled}"
-        )
-    return flags
-
-
-def flags_of(name: str, server: str, run: dict) -> list[str]:
-    """A run with errors, with any response not 2xx (429: throttled), with limits
-    on but fewer Redis scripts than requests, or on a busy machine."""
-    flags = []
-    if run["errors"]:
-        flags.append(
-            f"{name}: {run['errors']} errors, statuses {run['statuses']}, "
-            f"first unexpected body: {run['unexpected_body']}"
-        )
-    if run.get("non_2xx") or run.get("warmup_non_2xx"):
-        flags.append(
-            f"{name}: {run['non_2xx']} responses not 2xx "
-            f"({run['rate_limited']} of them 429) in the measured run, "
-            f"{run['warmup_non_2xx']} in the warm-up; statuses "
-            f"{run['statuses']}, warm-up {run['warmup_statuses']}"
-        )
-    scripts = run.get("redis_scripts")
-    lease = run.get("limit_lease", 1)
-    # A lease taken during the warm-up may serve a few measured requests per worker.
-    if (
-        server in LIMITS_ON
-        and scripts is not None
-        and scripts * lease + 8 * (lease - 1) < run["requests"]
-    ):
-        flags.append(
-            f"{name}: Redis ran {scripts} scripts for {run['requests']} requests "
-            f"with up to {lease} requests per script - not every request's limit "
-            "was checked in Redis (the limiter failed open?): the run is not one "
-            "with limits on"
-        )
-    if run["cpu_cores"]["other"] > NOISY_CORES:
-        flags.append(
-            f"{name}: other processes used {run['cpu_cores']['other']:.2f} cores "
-            "during the run; the machine was not quiet, figures are pessimistic"
-        )
-    return flags
-
-
-def server_log_statuses(state: Path) -> dict[str, dict[str, int]]:
-    """Status counts of the request lines in each server log under ``state``
-    (the service's own log: every request, warm-ups and set-up included)."""
-    tallies = {}
-    for log in sorted(state.glob("*.log")):
-        counts: dict[str, int] = {}
-        with log.open(errors="replace") as lines:
-            for line in lines:
-                match = LOG_LINE.search(line)
-                if match:
-                    counts[match.group(1)] = counts.get(match.group(1), 0) + 1
-        if counts:
-            tallies[log.name] = dict(sorted(counts.items()))
-    return tallies
-
-
-def log_checks(tallies: dict[str, dict[str, int]]) -> list[str]:
-    return [
-        f"server log {name}: statuses {counts}"
-        + (f" - {counts['429']} answered 429" if "429" in counts else "; no 429")
-        for name, counts in tallies.items()
-    ]
