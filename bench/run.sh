@@ -343,16 +343,15 @@ start_reference() {
   say "reference: pid $REF_PID on $REF_URL"
 }
 
-# How many requests one Redis decision may take on SERVER (powercontext/api/
-# ratelimit.py lease_size at LIMIT_RATE): 1 for the exact run and servers without
-# our limits.
+# How many requests one Redis decision may take on SERVER (the service's own
+# Rate.lease at LIMIT_RATE, under the default maximum): 1 for the exact run and for
+# servers without our limits.
 lease_of() {
   case $1 in
     ours|ours_limits_on) "$ROOT/.venv/bin/python" -c '
 import sys
-count, _, unit = sys.argv[1].partition("/")
-per_second = int(count) / (1 if unit.startswith("s") else 60)
-print(max(1, min(32, int(per_second * 0.02))))' "$LIMIT_RATE" ;;
+from powercontext.rates import LEASE_MAX_DEFAULT, parse_rate
+print(parse_rate(sys.argv[1]).lease(LEASE_MAX_DEFAULT))' "$LIMIT_RATE" ;;
     *) echo 1 ;;
   esac
 }

@@ -49,11 +49,7 @@ class CorsWhenConfiguredMiddleware(CorsMiddleware):
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        if not (
-            settings.CORS_ALLOWED_ORIGINS
-            or getattr(settings, "CORS_ALLOWED_ORIGIN_REGEXES", None)
-            or getattr(settings, "CORS_ALLOW_ALL_ORIGINS", False)
-        ):
+        if not settings.CORS_ALLOWED_ORIGINS:  # the only way origins are allowed
             raise MiddlewareNotUsed
         super().__init__(get_response)
 

@@ -24,14 +24,11 @@ logger = logging.getLogger("powercontext.ratelimit")
 REDIS_BACKOFF_SECONDS = 5.0
 LOG_EVERY_SECONDS = 60.0
 
-# A request may take requests ahead of time, for this process to spend without
-# asking Redis again: a lease of up to this much of the rate (200/s: 4, 400/s: 8,
-# 20/s and any N/min below 3000/min: 1, that is exact), never more than
-# POWERCONTEXT_RATE_LIMIT_LEASE_MAX (32; 1 makes every request ask Redis).
-# Leased requests are counted in Redis when taken, so a limit is never exceeded;
-# what a worker holds unspent (at most lease - 1 per bucket, gone after LEASE_TTL)
-# may refuse a principal that much early on another worker.
-LEASE_SECONDS = 0.02
+# A decision may take requests ahead of time (``lease_size``) for this process to
+# spend without asking Redis again. Leased requests are counted in Redis when
+# taken, so a limit is never exceeded; what a worker holds unspent (at most lease - 1
+# per bucket, gone after LEASE_TTL_SECONDS) may refuse a principal that much early
+# on another worker.
 LEASE_TTL_SECONDS = 1.0
 
 # GCRA on Redis's clock. KEYS[1]: the bucket; ARGV[1]: emission interval (ms per
@@ -57,10 +54,9 @@ return taken
 
 
 def lease_size(rate: Rate) -> int:
-    """How many requests one decision takes from Redis for ``rate``."""
-    per_second = rate.count / rate.period
-    most = settings.POWERCONTEXT_RATE_LIMIT_LEASE_MAX
-    return max(1, min(most, int(per_second * LEASE_SECONDS)))
+    """How many requests one decision takes from Redis for ``rate`` (``Rate.lease``
+    under ``POWERCONTEXT_RATE_LIMIT_LEASE_MAX``)."""
+    return rate.lease(settings.POWERCONTEXT_RATE_LIMIT_LEASE_MAX)
 
 
 class RedisLimiter:

@@ -9,7 +9,7 @@ per worker without it.
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from powercontext.rates import parse_rate
+from powercontext.rates import LEASE_MAX_DEFAULT, parse_rate
 
 env = environ.Env()
 
@@ -35,9 +35,9 @@ for _name in (
     except ValueError as exc:
         raise ImproperlyConfigured(f"{_name}: {exc}") from None
 # Under a high limit one decision in Redis takes up to this many requests for its
-# worker to spend (powercontext/api/ratelimit.py, lease_size); 1: every request asks.
+# worker to spend (powercontext.rates, Rate.lease); 1: every request asks.
 POWERCONTEXT_RATE_LIMIT_LEASE_MAX = env.int(
-    "POWERCONTEXT_RATE_LIMIT_LEASE_MAX", default=32
+    "POWERCONTEXT_RATE_LIMIT_LEASE_MAX", default=LEASE_MAX_DEFAULT
 )
 if not 1 <= POWERCONTEXT_RATE_LIMIT_LEASE_MAX <= 1000:
     raise ImproperlyConfigured("POWERCONTEXT_RATE_LIMIT_LEASE_MAX must be 1..1000.")

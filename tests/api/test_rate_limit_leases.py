@@ -1,5 +1,5 @@
 """Rate limits through Redis under high limits: a decision takes a few requests
-at once for its worker (powercontext/api/ratelimit.py ``lease_size``), and the
+at once for its worker (``Rate.lease``, powercontext/api/ratelimit_redis.py), and the
 limit still holds across workers (spec/limits.md 3).
 
 Each ``RedisLimiter`` stands for one worker process; they share one Redis bucket
@@ -19,10 +19,10 @@ import redis
 from django.core.cache.backends.redis import RedisCache
 
 from powercontext.api.ratelimit_redis import RedisLimiter, lease_size
+from powercontext.rates import LEASE_MAX_DEFAULT as LEASE_MAX
 from powercontext.rates import Rate, parse_rate
 
 REDIS_URL = os.environ.get("POWERCONTEXT_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
-LEASE_MAX = 32  # POWERCONTEXT_RATE_LIMIT_LEASE_MAX's default
 
 
 @pytest.fixture
