@@ -7,7 +7,6 @@ import io
 import logging
 import re
 import secrets
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -31,8 +30,6 @@ REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
 # RFC 9110 8.6: Content-Length = 1*DIGIT, and DIGIT is ASCII 0-9 only.
 _CONTENT_LENGTH = re.compile(r"[0-9]+")
 logger = logging.getLogger("powercontext.request")
-# How often threads take turns at the GIL while a large body is in flight.
-LARGE_BODY_SWITCH_INTERVAL = 0.001
 
 
 def request_id_of(request: HttpRequest) -> str:
@@ -129,13 +126,6 @@ class BodySizeLimitMiddleware:
     another is refused at once, unread, with ``Retry-After: 1``. So a thread is
     always left for small requests and the health probes, however many large
     bodies arrive (spec/limits.md: no input starves the other callers).
-
-    While one is in flight the worker hands the GIL between threads every
-    millisecond instead of Python's five: a small request on the free thread then
-    waits at most that long each time it needs the GIL behind a thread decoding a
-    large body (a health probe's slowest answer while every thread of every worker
-    decoded the worst body: 0.59-0.74 s at 5 ms, 0.42-0.57 s at 1 ms). Small
-    requests alone keep the default: at 1 ms new notes ran ~5% slower.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -143,9 +133,6 @@ class BodySizeLimitMiddleware:
         self.large_bodies = threading.BoundedSemaphore(
             settings.POWERCONTEXT_LARGE_BODY_CONCURRENCY
         )
-        self.in_flight = 0
-        self.in_flight_lock = threading.Lock()
-        self.default_switch_interval = sys.getswitchinterval()
         heap.large_blocks_go_straight_back()
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -177,25 +164,11 @@ class BodySizeLimitMiddleware:
             return self.get_response(request)
         if not self.large_bodies.acquire(blocking=False):
             return error_response(ServerBusy())
-        self._large_body_started()
         try:
             return self.get_response(request)
         finally:
-            self._large_body_finished()
             self.large_bodies.release()
             heap.release_free_memory()
-
-    def _large_body_started(self) -> None:
-        with self.in_flight_lock:
-            self.in_flight += 1
-            if self.in_flight == 1:
-                sys.setswitchinterval(LARGE_BODY_SWITCH_INTERVAL)
-
-    def _large_body_finished(self) -> None:
-        with self.in_flight_lock:
-            self.in_flight -= 1
-            if self.in_flight == 0:
-                sys.setswitchinterval(self.default_switch_interval)
 
 
 def _read_at_most(stream: IO[bytes], size: int) -> bytes:
