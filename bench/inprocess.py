@@ -31,7 +31,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The service's code in the current directory when it is a checkout (the baseline's
+# worktree, run through bench/isolated.py), else this script's own checkout.
+CODE = (
+    Path.cwd() if (Path.cwd() / "manage.py").is_file() else Path(__file__).parent.parent
+)
+sys.path.insert(0, str(CODE.resolve()))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "powercontext.settings.production")
 os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "false")
@@ -39,7 +44,7 @@ os.environ.setdefault("POWERCONTEXT_CACHE_URL", "redis://127.0.0.1:6379/14")
 os.environ.setdefault("POWERCONTEXT_RATE_LIMIT_WRITE", "1000000/s")
 os.environ.setdefault("POWERCONTEXT_RATE_LIMIT_READ", "1000000/s")
 
-from powercontext.wsgi import application
+from powercontext.wsgi import application  # noqa: E402 - after sys.path
 
 NOTE = (
     "Inspected {id}: the tokenizer keeps state between calls, so a second parse of "
@@ -141,20 +146,51 @@ def measure(
     return cpu_seconds() - cpu, time.perf_counter() - wall, statuses
 
 
+def serve_rounds(next_request: Callable[[], dict[str, Any]]) -> None:
+    """Measure a round of N requests per line N on stdin, until stdin closes."""
+    print("ready", flush=True)
+    for line in sys.stdin:
+        count = int(line)
+        cpu, wall, statuses = measure(next_request, count)
+        if len(statuses) != 1:
+            raise SystemExit(f"more than one status in a round: {statuses}")
+        print(f"{cpu / count * 1000:.4f} {wall / count * 1000:.4f}", flush=True)
+
+
+def minted_token() -> str:
+    """A new admin token, through the command every revision of this service has
+    (so the baseline's code runs this script too: bench/run.sh)."""
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("createtoken", name="inprocess", grant=["*:admin"], stdout=out)
+    return out.getvalue().strip().splitlines()[-1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--operation", default="working_notes")
     parser.add_argument("-n", type=int, default=2000, help="measured requests")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure -n requests this many times; report the least and the median",
+    )
     parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="after the warm-up print 'ready', then measure N requests for each"
+        " line N read from stdin and print 'CPU_MS WALL_MS' per request"
+        " (bench/inprocess_compare.py)",
+    )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sort", default="tottime", help="pstats sort key")
     parser.add_argument("--top", type=int, default=40)
     args = parser.parse_args()
 
-    from powercontext.access.models import Role
-    from powercontext.access.tokens import token_create
-
-    token = token_create(principal="inprocess", grants=[("*", Role.ADMIN)])[1]
+    token = minted_token()
     status, body = call(
         environ(
             "POST",
@@ -175,15 +211,32 @@ def main() -> None:
     stream = requests(args.operation, token, scope_id)
 
     measure(lambda: next(stream), args.warmup)
+    if args.paired:
+        serve_rounds(lambda: next(stream))
+        return
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     if profiler is not None:
         profiler.enable()
-    cpu, wall, statuses = measure(lambda: next(stream), args.n)
+    rounds = [measure(lambda: next(stream), args.n) for _ in range(args.rounds)]
     if profiler is not None:
         profiler.disable()
+    statuses = {}
+    for _cpu, _wall, counted in rounds:
+        for status, count in counted.items():
+            statuses[status] = statuses.get(status, 0) + count
+    cpu = sorted(r[0] / args.n * 1000 for r in rounds)
+    wall = sorted(r[1] / args.n * 1000 for r in rounds)
+    spread = ""
+    if args.rounds > 1:
+        # CPU time only grows with interference (a shared machine, a noisy
+        # neighbour): the least round is the closest to the code's own cost.
+        spread = (
+            f" (least of {args.rounds} rounds; median {cpu[len(cpu) // 2]:.3f} ms CPU,"
+            f" {wall[len(wall) // 2]:.3f} ms wall)"
+        )
     print(
-        f"{args.operation}: {args.n} requests, {cpu / args.n * 1000:.3f} ms CPU and "
-        f"{wall / args.n * 1000:.3f} ms wall per request, statuses {statuses}"
+        f"{args.operation}: {args.n} requests, {cpu[0]:.3f} ms CPU and "
+        f"{wall[0]:.3f} ms wall per request{spread}, statuses {statuses}"
         + (" (under cProfile: inflated)" if profiler is not None else "")
     )
     if profiler is not None:

@@ -199,8 +199,12 @@ def main() -> None:
     args = parser.parse_args()
 
     runs, pgbench, config = load(args.results)
+    inprocess_path = args.results / "inprocess.json"
+    inprocess = (
+        json.loads(inprocess_path.read_text()) if inprocess_path.exists() else None
+    )
     rows = table_rows(runs)
-    checks = target_checks(rows, pgbench)
+    checks = target_checks(rows, pgbench, inprocess)
     if args.server_logs:
         checks += log_checks(server_log_statuses(args.server_logs))
     facts = machine_facts(args.db_url)
@@ -215,6 +219,7 @@ def main() -> None:
                 "config": config,
                 "rows": rows,
                 "pgbench": pgbench,
+                "inprocess": inprocess,
                 "targets": checks,
             },
             indent=2,

@@ -58,7 +58,9 @@
 # BENCH_PG (postgres://postgres@127.0.0.1:5432), BENCH_DB (pc_bench_run),
 # BENCH_MAINT_DB (postgres: an existing database to connect to while creating
 # BENCH_DB), BENCH_QUIET_PATIENCE (30: seconds each run waits for other
-# processes to leave the CPUs), and for ours and the baseline
+# processes to leave the CPUs), BENCH_INPROCESS_ROUNDS (30) and
+# BENCH_INPROCESS_REQUESTS (200: the in-process comparison with the baseline,
+# bench/inprocess_compare.py), and for ours and the baseline
 # POWERCONTEXT_WORKERS, POWERCONTEXT_THREADS, POWERCONTEXT_MAX_REQUESTS,
 # POWERCONTEXT_DB_POOL and POWERCONTEXT_DB_POOL_MIN/_MAX.
 set -euo pipefail
@@ -415,6 +417,15 @@ compare_phase() {
   if [[ " $SERVERS " == *" ours "* ]]; then
     "$ROOT/.venv/bin/python" bench/pgbench.py --db-url "$PG/$DB" --clients 16 \
       --duration "$SECONDS_PER_RUN" --out "$RESULTS/pgbench.json"
+  fi
+  # The application's own CPU per new note, ours and the baseline's in alternating
+  # rounds (the servers are idle meanwhile): issue 11's CPU target.
+  if [[ " $SERVERS " == *" ours "* && " $SERVERS " == *" baseline "* ]]; then
+    say "in-process CPU per new note, ours and the baseline in alternating rounds"
+    "${COMMON_ENV[@]}" "$ROOT/.venv/bin/python" bench/inprocess_compare.py \
+      --baseline-dir "$BASE_DIR" --ours-db "$PG/$DB" --baseline-db "$PG/$BASE_DB" \
+      --rounds "${BENCH_INPROCESS_ROUNDS:-30}" -n "${BENCH_INPROCESS_REQUESTS:-200}" \
+      --out "$RESULTS/inprocess.json"
   fi
 }
 

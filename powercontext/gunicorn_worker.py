@@ -1,52 +1,266 @@
-"""The gunicorn worker: gthread, with new connections spread over the workers.
+"""The gunicorn worker: gthread's HTTP handling, without its event loop hand-offs.
 
-All workers poll one listening socket, and whichever wakes first accepts. gthread
-hands an accepted connection to its thread pool and goes straight back to
-accepting, so a burst of connects - a client pool opening, a proxy's keep-alive
-connections after a restart - lands mostly on one worker, and a kept-alive
-connection stays with the worker that accepted it. Measured with 16 keep-alive
-clients and 3 workers: 0/16/0 and 2/14/0 connections per worker, one worker's
-GIL doing all the work at ~1 core while the machine had two (docs/performance.md).
+gthread runs one event loop thread that polls the listening socket and every idle
+kept-alive connection, and hands each readable connection to a thread pool; the
+pool thread serves one request and hands the connection back through a pipe to
+the loop, which polls it again. Every request crosses threads twice: a pool
+submit, a pipe write, two wake-ups and the GIL passed between the loop and a
+pool thread. Measured here, that was about a third of a request's CPU outside the
+application (docs/performance.md, decision 0027).
 
-This worker stops polling the listening socket while every one of its threads
-has a request, and resumes as one finishes: a busy worker leaves new connections
-to an idle one, and when every worker is busy they wait in the listen backlog, as
-they would have waited in a busy worker's pool queue. Nothing else changes.
-gunicorn is pinned (pyproject.toml): the hooks below are gthread's own methods of
-that release, and tests/deploy/test_gunicorn_config.py checks the spread.
+This worker has no loop thread in the request path. Its threads share one epoll
+set: an idle thread waits on it, and the thread that sees a connection readable
+serves that request itself, then re-arms the connection (``EPOLLONESHOT``: one
+readiness goes to one thread). The listening sockets are in the same set, so only
+an idle thread accepts: a busy worker leaves new connections to an idle one, and a
+burst of connects spreads over the workers (decision 0026). The main thread keeps
+the worker alive for the arbiter, closes kept-alive connections past their
+timeout and runs the graceful stop.
+
+Parsing, the WSGI call, HTTP/2 and error handling are gthread's own
+(``ThreadWorker.handle`` and ``handle_request`` of the pinned release; see
+pyproject.toml); tests/deploy/test_gunicorn_config.py checks the spread, the
+keep-alive timeout, pipelined requests and the graceful stop.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import select
+import socket
+import threading
+import time
 from typing import Any
 
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers import base
+from gunicorn.workers.gthread import (
+    _DEFER,
+    STOP_KEEPALIVE_LINGER,
+    TConn,
+    ThreadWorker,
+)
+
+ARM = select.EPOLLIN | select.EPOLLONESHOT
+PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
+POLL_SECONDS = 1.0  # an idle thread looks at self.alive at least this often
 
 
-class BalancedThreadWorker(ThreadWorker):
-    """gthread that accepts new connections only while it has an idle thread."""
+class SharedPollThreadWorker(ThreadWorker):
+    """Threads that each poll, accept and serve; see the module docstring."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.requests_in_flight = 0  # only the worker's event loop touches it
+        # Connections waiting for their next request, by descriptor: armed in the
+        # epoll set, claimed by the thread that sees them readable. gthread's
+        # handle_request counts them as ``keepalived_conns``.
+        self.parked: dict[int, TConn] = {}
+        self.keepalived_conns = self.parked
+        self.lock = threading.Lock()
+        self.in_flight = 0  # connections a thread is serving
+        self.listeners: dict[int, socket.socket] = {}
+        self.accepting = False
+        self.stopped = False  # the threads leave their loop
+        self.wakeup = threading.Event()
+        self.epoll: Any = None
+        self.serving_threads: list[threading.Thread] = []
 
-    def has_idle_thread(self) -> bool:
-        return self.requests_in_flight < self.cfg.threads
+    def init_process(self) -> None:
+        self.epoll = select.epoll()
+        # Not ThreadWorker.init_process: no pool, selector or method queue.
+        base.Worker.init_process(self)
 
-    def enqueue_req(self, conn: Any) -> None:
-        self.requests_in_flight += 1
-        super().enqueue_req(conn)
+    def handle_exit(self, sig: Any, frame: Any) -> None:
+        self.alive = False
+        self.wakeup.set()
 
-    def finish_request(self, conn: Any, fs: Any) -> None:
-        self.requests_in_flight -= 1
-        super().finish_request(conn, fs)
+    def handle_quit(self, sig: Any, frame: Any) -> None:
+        base.Worker.handle_quit(self, sig, frame)
 
-    def set_accept_enabled(self, enabled: bool) -> None:
-        # The event loop asks again on every turn while the two disagree, so a
-        # worker refused here starts accepting as soon as a thread is idle.
-        super().set_accept_enabled(enabled and self.has_idle_thread())
+    # --- the main thread ---------------------------------------------------------
 
-    def accept(self, listener: Any) -> None:
-        super().accept(listener)
-        if not self.has_idle_thread():
-            super().set_accept_enabled(False)
+    def run(self) -> None:
+        for listener in self.sockets:
+            listener.setblocking(False)
+            self.listeners[listener.fileno()] = listener
+        self.set_accepting(True)
+        for n in range(self.cfg.threads):
+            thread = threading.Thread(
+                target=self.serve_forever, name=f"serve-{n}", daemon=True
+            )
+            thread.start()
+            self.serving_threads.append(thread)
+
+        while self.alive:
+            self.notify()
+            if not self.is_parent_alive():
+                self.alive = False
+                break
+            with self.lock:
+                room = self.nr_conns < self.worker_connections
+            self.set_accepting(room)
+            self.close_expired()
+            self.wakeup.wait(POLL_SECONDS)
+        self.stop_gracefully()
+
+    def stop_gracefully(self) -> None:
+        """Serve what is in flight; close kept-alive connections after a linger."""
+        self.set_accepting(False)
+        linger = time.monotonic() + STOP_KEEPALIVE_LINGER
+        with self.lock:
+            for conn in self.parked.values():
+                conn.timeout = min(conn.timeout, linger)
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        while time.monotonic() < deadline:
+            self.notify()
+            self.close_expired()
+            with self.lock:
+                if not self.parked and not self.in_flight:
+                    break
+            time.sleep(0.05)
+        self.stopped = True
+        for thread in self.serving_threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.close_expired(everything=True)
+        self.epoll.close()
+        for listener in self.sockets:
+            listener.close()
+
+    def set_accepting(self, enabled: bool) -> None:
+        with self.lock:
+            if enabled == self.accepting or (enabled and not self.alive):
+                return
+            for fd in self.listeners:
+                if enabled:
+                    self.epoll.register(fd, select.EPOLLIN)
+                else:
+                    self.epoll.unregister(fd)
+            self.accepting = enabled
+
+    def close_expired(self, everything: bool = False) -> None:
+        now = time.monotonic()
+        with self.lock:
+            expired = [
+                fd
+                for fd, conn in self.parked.items()
+                if everything or conn.timeout <= now
+            ]
+            conns = [self.parked.pop(fd) for fd in expired]
+            self.nr_conns -= len(conns)
+        for conn in conns:
+            self.forget(conn)
+            conn.close()
+
+    # --- the serving threads -----------------------------------------------------
+
+    def serve_forever(self) -> None:
+        while not self.stopped:
+            try:
+                events = self.epoll.poll(POLL_SECONDS, 1)
+            except InterruptedError:
+                continue
+            except (OSError, ValueError):  # the set was closed: stopping
+                return
+            for fd, _mask in events:
+                listener = self.listeners.get(fd)
+                if listener is not None:
+                    self.accept_and_serve(listener)
+                else:
+                    self.serve_parked(fd)
+
+    def accept_and_serve(self, listener: socket.socket) -> None:
+        try:
+            client, address = listener.accept()
+        except OSError as e:  # another thread or worker took it
+            if e.errno in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                return
+            raise
+        with self.lock:
+            self.nr_conns += 1
+            self.in_flight += 1
+            full = self.nr_conns >= self.worker_connections
+        if full:
+            self.set_accepting(False)
+        client.setblocking(True)
+        try:
+            self.serve(TConn(self.cfg, client, address, listener.getsockname()))
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def serve_parked(self, fd: int) -> None:
+        with self.lock:
+            conn = self.parked.pop(fd, None)
+            if conn is None:  # closed as expired after the event was delivered
+                return
+            self.in_flight += 1
+        try:
+            if self.readable(conn):
+                conn.data_ready = True
+                self.serve(conn)
+            else:  # a stale event: the descriptor is another connection's now
+                self.park(conn, refresh=False)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    @staticmethod
+    def readable(conn: TConn) -> bool:
+        """A request's bytes (or the peer's close) are waiting on the socket."""
+        try:
+            # The plain socket's recv: for TLS, whether bytes arrived at all.
+            socket.socket.recv(conn.sock, 1, PEEK)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True  # handle() meets the error and closes the connection
+        return True
+
+    def serve(self, conn: TConn) -> None:
+        """Serve requests on ``conn`` while they are already here, then park it."""
+        while True:
+            result = self.handle(conn)
+            if result is _DEFER:  # a new connection sent nothing in time
+                if self.alive:
+                    self.park(conn)
+                else:
+                    self.close(conn)
+                return
+            if not result:
+                self.close(conn, graceful=True)
+                return
+            # A body drain can read ahead into the next request: serve it here,
+            # the socket may never look readable again for those bytes.
+            if not conn.parser.unreader.buf.getvalue():
+                self.park(conn)
+                return
+
+    def park(self, conn: TConn, refresh: bool = True) -> None:
+        if refresh:
+            conn.set_timeout()
+            if not self.alive:
+                conn.timeout = min(
+                    conn.timeout, time.monotonic() + STOP_KEEPALIVE_LINGER
+                )
+        fd = conn.sock.fileno()
+        with self.lock:
+            # In the table before it is armed: an event for it finds it there.
+            self.parked[fd] = conn
+        if getattr(conn, "registered", False):
+            self.epoll.modify(fd, ARM)
+        else:
+            self.epoll.register(fd, ARM)
+            conn.registered = True
+
+    def close(self, conn: TConn, graceful: bool = False) -> None:
+        with self.lock:
+            self.nr_conns -= 1
+        self.forget(conn)
+        with contextlib.suppress(OSError):
+            conn.close(graceful=graceful)
+
+    def forget(self, conn: TConn) -> None:
+        if getattr(conn, "registered", False):
+            with contextlib.suppress(OSError, ValueError):
+                self.epoll.unregister(conn.sock.fileno())
+            conn.registered = False

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
@@ -80,10 +81,38 @@ def scope_is_a_root(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def own_token_ids(service: Service) -> set[str]:
+    """The ids of the tokens that exist before the walks: the walks' own."""
+    answer = httpx.get(
+        f"{service.url}/v1/tokens",
+        headers={"Authorization": f"Bearer {service.token}"},
+        params={"limit": 100},
+        timeout=30,
+    )
+    answer.raise_for_status()
+    return {item["token_id"] for item in answer.json()["items"]}
+
+
+def decoy_token_id(service: Service) -> str:
+    """A token the walks may revoke, rotate, expire or strip in place of their own."""
+    answer = httpx.post(
+        f"{service.url}/v1/tokens",
+        headers={"Authorization": f"Bearer {service.token}"},
+        json={"name": "fuzz-decoy", "grants": [{"scope": "*", "role": "admin"}]},
+        timeout=30,
+    )
+    answer.raise_for_status()
+    return str(answer.json()["token_id"])
+
+
 def workflow(
     service: Service, calls: Counter[tuple[str, int]], failures: list[str]
 ) -> type:
     """The document's state machine, calling ``service`` with its admin token.
+
+    The walks follow ``list_tokens`` into ``revoke_token`` and the other calls on
+    one token; a call naming the walks' own token is sent to a decoy instead, or
+    one revocation would leave every later call a 401.
 
     A failing call is kept in ``failures`` (as a curl command, the answer and the
     error) and the walk goes on; the test fails at the end with all of them. Walks
@@ -91,8 +120,13 @@ def workflow(
     not replay one to shrink it: it would report only that the replay was flaky.
     """
 
+    own = own_token_ids(service)
+    decoy = decoy_token_id(service)
+
     class Workflow(schema.as_state_machine()):  # type: ignore[misc]
         def before_call(self, case: Any) -> None:
+            if (case.path_parameters or {}).get("token_id") in own:
+                case.path_parameters = {**case.path_parameters, "token_id": decoy}
             case.headers = {
                 **(case.headers or {}),
                 "Authorization": f"Bearer {service.token}",

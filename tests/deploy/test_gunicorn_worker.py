@@ -1,0 +1,173 @@
+"""The gunicorn worker (powercontext/gunicorn_worker.py) keeps HTTP/1.1's promises.
+
+Its threads poll, accept and serve themselves instead of gthread's loop thread
+handing requests to a pool, so what that loop did has to hold here too: a
+kept-alive connection is served again and again and closed once idle past the
+keep-alive timeout; pipelined requests are all answered; more connections than
+threads are all served; a worker that reaches ``max_requests`` is replaced with
+nothing refused; on ``SIGTERM`` a request in flight is finished and the worker
+exits. The spread of new connections over the workers is
+test_gunicorn_config.py's.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.deploy.test_gunicorn_config import Server, serving_with_c, start
+from tests.robustness.processes import free_port, wait_until
+
+__all__ = ["start"]  # the fixture, used by name below
+
+LIVE = b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+class _Stream:
+    """One connection's buffered reader, shared by the responses read from it."""
+
+    def __init__(self, client: socket.socket) -> None:
+        self.reader = client.makefile("rb")
+
+    def makefile(self, mode: str) -> _Stream:
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reader, name)
+
+    def close(self) -> None:  # a response is done; the connection is not
+        pass
+
+
+def read_responses(client: socket.socket, count: int) -> list[tuple[int, dict, bytes]]:
+    """The next ``count`` responses on ``client``: status, headers, body."""
+    stream = _Stream(client)
+    responses = []
+    for _ in range(count):
+        response = http.client.HTTPResponse(stream)  # type: ignore[arg-type]
+        response.begin()
+        headers = {k.lower(): v.lower() for k, v in response.getheaders()}
+        responses.append((response.status, headers, response.read()))
+    return responses
+
+
+def serving(start: Callable[..., Server], tmp_path: Path, **extra: str) -> int:
+    port = free_port()
+    serving_with_c(start, tmp_path, port, workers=2, **extra)
+    return port
+
+
+def test_a_kept_alive_connection_is_served_again_and_again(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    port = serving(start, tmp_path)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        for _ in range(50):
+            client.sendall(LIVE)
+            ((status, headers, _body),) = read_responses(client, 1)
+            assert status == 200
+            assert headers["connection"] == "keep-alive"
+
+
+def test_pipelined_requests_are_all_answered_in_order(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    port = serving(start, tmp_path)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(
+            LIVE + b"GET /health/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + LIVE
+        )
+        statuses = [status for status, _, _ in read_responses(client, 3)]
+    assert statuses == [200, 404, 200]
+
+
+def test_more_connections_than_threads_are_all_served(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    """2 workers of 2 threads, 12 kept-alive connections taking turns: every
+    request is answered (a connection waits for a thread, never for a timeout)."""
+    port = serving(start, tmp_path)
+    clients = [
+        socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(12)
+    ]
+    try:
+        for _ in range(5):
+            for client in clients:
+                client.sendall(LIVE)
+            for client in clients:
+                ((status, _headers, _body),) = read_responses(client, 1)
+                assert status == 200
+    finally:
+        for client in clients:
+            client.close()
+
+
+def test_an_idle_kept_alive_connection_is_closed_after_the_timeout(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    port = serving(start, tmp_path, GUNICORN_CMD_ARGS="--keep-alive 1")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(LIVE)
+        read_responses(client, 1)
+        kept = time.monotonic()
+        assert client.recv(1) == b""  # the server closed it
+        idle = time.monotonic() - kept
+    # The timeout is checked about once a second.
+    assert 0.9 <= idle <= 3.5, idle
+
+
+def test_a_worker_past_max_requests_is_replaced_and_nothing_is_refused(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    port = free_port()
+    server = serving_with_c(
+        start,
+        tmp_path,
+        port,
+        workers=2,
+        POWERCONTEXT_MAX_REQUESTS="10",
+        GUNICORN_CMD_ARGS="--max-requests-jitter 0",
+    )
+    for _ in range(60):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(LIVE)
+            ((status, _headers, _body),) = read_responses(client, 1)
+            assert status == 200
+    wait_until(
+        lambda: server.output().count("Booting worker with pid") >= 4,
+        timeout=30,
+        what="replacement workers",
+    )
+    assert "Autorestarting worker after current request" in server.output()
+
+
+def test_on_sigterm_a_request_in_flight_is_finished(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    port = free_port()
+    server = serving_with_c(start, tmp_path, port, workers=2)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(
+            b"POST /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{"
+        )
+        time.sleep(0.5)  # a thread is reading the body
+        os.kill(server.process.pid, signal.SIGTERM)
+        time.sleep(0.5)
+        client.sendall(b' "a": 1 }')
+        ((status, _headers, _body),) = read_responses(client, 1)
+        # /health/live answers GET only; what matters is that an answer came.
+        assert status == 405
+        # Kept a moment for a request the client may already be sending, then
+        # closed (gthread's STOP_KEEPALIVE_LINGER, 2 s).
+        answered = time.monotonic()
+        assert client.recv(1) == b""
+        assert time.monotonic() - answered < 4
+    server.process.wait(timeout=40)
+    assert "Worker exiting" in server.output()
