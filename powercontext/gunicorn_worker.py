@@ -163,10 +163,15 @@ class SharedPollThreadWorker(ThreadWorker):
                 return
             for fd, _mask in events:
                 listener = self.listeners.get(fd)
-                if listener is not None:
-                    self.accept_and_serve(listener)
-                else:
-                    self.serve_parked(fd)
+                # A thread must outlive any one connection's failure: a thread
+                # that died would leave the worker one thread short for good.
+                try:
+                    if listener is not None:
+                        self.accept_and_serve(listener)
+                    else:
+                        self.serve_parked(fd)
+                except Exception:
+                    self.log.exception("Error serving a connection")
 
     def accept_and_serve(self, listener: socket.socket) -> None:
         try:
@@ -181,9 +186,16 @@ class SharedPollThreadWorker(ThreadWorker):
             full = self.nr_conns >= self.worker_connections
         if full:
             self.set_accepting(False)
-        client.setblocking(True)
+        conn = TConn(self.cfg, client, address, listener.getsockname())
         try:
-            self.serve(TConn(self.cfg, client, address, listener.getsockname()))
+            client.setblocking(True)
+            # In the set from the start, disarmed: parking only ever re-arms it,
+            # so no two threads can both be adding the same descriptor.
+            self.epoll.register(client.fileno(), select.EPOLLONESHOT)
+            self.serve(conn)
+        except BaseException:
+            self.close(conn)
+            raise
         finally:
             with self.lock:
                 self.in_flight -= 1
@@ -200,6 +212,9 @@ class SharedPollThreadWorker(ThreadWorker):
                 self.serve(conn)
             else:  # a stale event: the descriptor is another connection's now
                 self.park(conn, refresh=False)
+        except BaseException:
+            self.close(conn)
+            raise
         finally:
             with self.lock:
                 self.in_flight -= 1
@@ -246,13 +261,10 @@ class SharedPollThreadWorker(ThreadWorker):
         with self.lock:
             # In the table before it is armed: an event for it finds it there.
             self.parked[fd] = conn
-        if getattr(conn, "registered", False):
-            self.epoll.modify(fd, ARM)
-        else:
-            self.epoll.register(fd, ARM)
-            conn.registered = True
+        self.epoll.modify(fd, ARM)
 
     def close(self, conn: TConn, graceful: bool = False) -> None:
+        """Close a connection this thread holds (nobody else can reach it)."""
         with self.lock:
             self.nr_conns -= 1
         self.forget(conn)
@@ -260,7 +272,6 @@ class SharedPollThreadWorker(ThreadWorker):
             conn.close(graceful=graceful)
 
     def forget(self, conn: TConn) -> None:
-        if getattr(conn, "registered", False):
-            with contextlib.suppress(OSError, ValueError):
-                self.epoll.unregister(conn.sock.fileno())
-            conn.registered = False
+        # A socket that handle() closed already left the set with its descriptor.
+        with contextlib.suppress(OSError, ValueError):
+            self.epoll.unregister(conn.sock.fileno())
