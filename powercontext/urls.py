@@ -9,8 +9,10 @@ from drf_spectacular.views import SpectacularSwaggerView
 from powercontext.api import errors, health, scrape
 from powercontext.api.openapi import OpenApiDocumentView
 from powercontext.mcp_server.views import McpView
+from sources.urls import first_urlpatterns
 
 urlpatterns = [
+    path("v1/", include(first_urlpatterns)),
     path("health/live", health.LivenessView.as_view(), name="health-live"),
     path("health/ready", health.ReadinessView.as_view(), name="health-ready"),
     path("metrics", scrape.MetricsView.as_view(), name="metrics"),

@@ -33,15 +33,22 @@ SOURCE = f"{SCOPE}/sources/<str:source_type>/<identity:source_id>"
 AUDIT = f"{SCOPE}/source-audit/<str:source_type>/<identity:source_id>"
 ATTEMPTS = f"{SCOPE}/source-attempts/<str:source_type>/<identity:source_id>"
 
-urlpatterns = [
-    path("scopes", views.ScopeCollectionView.as_view(), name="scope-collection"),
-    path(SCOPE, views.ScopeDetailView.as_view(), name="scope-detail"),
-    path("sources/content", views.CaptureContentView.as_view(), name="capture-content"),
+# Routed before every other route (powercontext/urls.py): the busiest requests,
+# on paths no other route can match - fixed text, or one segment after
+# ``scopes/`` where every other scope route has more. URL resolution tries routes
+# in order, and each miss costs about as much as a regular expression search.
+first_urlpatterns = [
     path(
         "sources/working-notes",
         views.CaptureWorkingNoteView.as_view(),
         name="capture-working-note",
     ),
+    path("sources/content", views.CaptureContentView.as_view(), name="capture-content"),
+    path(SCOPE, views.ScopeDetailView.as_view(), name="scope-detail"),
+    path("scopes", views.ScopeCollectionView.as_view(), name="scope-collection"),
+]
+
+urlpatterns = [
     path(
         f"{SCOPE}/sources",
         views.SourceCollectionView.as_view(),
