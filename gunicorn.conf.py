@@ -41,7 +41,7 @@ workers = shape.workers()
 threads = shape.threads()
 timeout = int(os.environ.get("POWERCONTEXT_WORKER_TIMEOUT", "30"))
 graceful_timeout = 30
-keepalive = 5
+keepalive = 5  # deploy/nginx.conf closes its idle upstream connections first (4 s)
 # A safety valve against slow leaks, not a routine: at ~400 requests/s per worker a
 # low limit recycles workers every minute, and the keep-alive connections of the
 # restarting worker pile onto the others.

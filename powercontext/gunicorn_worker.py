@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import select
 import socket
 import threading
@@ -61,7 +62,6 @@ class SharedPollThreadWorker(ThreadWorker):
         self.listeners: dict[int, socket.socket] = {}
         self.accepting = False
         self.stopped = False  # the threads leave their loop
-        self.wakeup = threading.Event()
         self.epoll: Any = None
         self.serving_threads: list[threading.Thread] = []
 
@@ -71,8 +71,9 @@ class SharedPollThreadWorker(ThreadWorker):
         base.Worker.init_process(self)
 
     def handle_exit(self, sig: Any, frame: Any) -> None:
+        # Nothing that takes a lock (a signal handler could interrupt its holder):
+        # the signal itself wakes the main thread, through gunicorn's wake-up pipe.
         self.alive = False
-        self.wakeup.set()
 
     def handle_quit(self, sig: Any, frame: Any) -> None:
         base.Worker.handle_quit(self, sig, frame)
@@ -96,12 +97,28 @@ class SharedPollThreadWorker(ThreadWorker):
             if not self.is_parent_alive():
                 self.alive = False
                 break
-            with self.lock:
-                room = self.nr_conns < self.worker_connections
-            self.set_accepting(room)
+            if not all(thread.is_alive() for thread in self.serving_threads):
+                # Only an escaped BaseException ends one; a worker short of
+                # threads is replaced rather than left serving less.
+                self.log.error("A serving thread ended; restarting the worker")
+                self.alive = False
+                break
+            self.set_accepting(None)
             self.close_expired()
-            self.wakeup.wait(POLL_SECONDS)
+            self.wait_for_signal(POLL_SECONDS)
         self.stop_gracefully()
+
+    def wait_for_signal(self, seconds: float) -> None:
+        """Sleep up to ``seconds``; a signal (SIGTERM, ...) ends the sleep at once:
+        gunicorn points ``signal.set_wakeup_fd`` at ``PIPE[1]``."""
+        try:
+            ready, _, _ = select.select([self.PIPE[0]], [], [], seconds)
+        except InterruptedError:
+            return
+        if ready:
+            with contextlib.suppress(OSError):
+                while os.read(self.PIPE[0], 4096):
+                    pass
 
     def stop_gracefully(self) -> None:
         """Serve what is in flight; close kept-alive connections after a linger."""
@@ -126,8 +143,12 @@ class SharedPollThreadWorker(ThreadWorker):
         for listener in self.sockets:
             listener.close()
 
-    def set_accepting(self, enabled: bool) -> None:
+    def set_accepting(self, enabled: bool | None) -> None:
+        """Poll the listening sockets or not; ``None``: while below the
+        ``worker_connections`` cap (decided under the lock, with the count)."""
         with self.lock:
+            if enabled is None:
+                enabled = self.nr_conns < self.worker_connections
             if enabled == self.accepting or (enabled and not self.alive):
                 return
             for fd in self.listeners:
@@ -170,7 +191,7 @@ class SharedPollThreadWorker(ThreadWorker):
                         self.accept_and_serve(listener)
                     else:
                         self.serve_parked(fd)
-                except Exception:
+                except BaseException:  # SystemExit from an application included
                     self.log.exception("Error serving a connection")
 
     def accept_and_serve(self, listener: socket.socket) -> None:
@@ -183,18 +204,22 @@ class SharedPollThreadWorker(ThreadWorker):
         with self.lock:
             self.nr_conns += 1
             self.in_flight += 1
-            full = self.nr_conns >= self.worker_connections
-        if full:
-            self.set_accepting(False)
-        conn = TConn(self.cfg, client, address, listener.getsockname())
+        conn = None
         try:
+            self.set_accepting(None)  # off at the cap
+            conn = TConn(self.cfg, client, address, listener.getsockname())
             client.setblocking(True)
             # In the set from the start, disarmed: parking only ever re-arms it,
             # so no two threads can both be adding the same descriptor.
             self.epoll.register(client.fileno(), select.EPOLLONESHOT)
             self.serve(conn)
         except BaseException:
-            self.close(conn)
+            if conn is None:
+                with self.lock:
+                    self.nr_conns -= 1
+                client.close()
+            else:
+                self.close(conn)
             raise
         finally:
             with self.lock:
@@ -259,9 +284,14 @@ class SharedPollThreadWorker(ThreadWorker):
                 )
         fd = conn.sock.fileno()
         with self.lock:
-            # In the table before it is armed: an event for it finds it there.
+            # In the table and armed together: an event for it finds it there,
+            # and the expiry sweep never sees it in the table unarmed.
             self.parked[fd] = conn
-        self.epoll.modify(fd, ARM)
+            try:
+                self.epoll.modify(fd, ARM)
+            except BaseException:
+                del self.parked[fd]
+                raise
 
     def close(self, conn: TConn, graceful: bool = False) -> None:
         """Close a connection this thread holds (nobody else can reach it)."""

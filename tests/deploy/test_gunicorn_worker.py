@@ -21,8 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.deploy.test_gunicorn_config import Server, serving_with_c, start
-from tests.robustness.processes import free_port, wait_until
+from tests.deploy.test_gunicorn_config import (
+    Server,
+    answering,
+    serving_with_c,
+    start,
+)
+from tests.robustness.processes import ROOT, free_port, wait_until
 
 __all__ = ["start"]  # the fixture, used by name below
 
@@ -171,3 +176,43 @@ def test_on_sigterm_a_request_in_flight_is_finished(
         assert time.monotonic() - answered < 4
     server.process.wait(timeout=40)
     assert "Worker exiting" in server.output()
+
+
+def test_an_application_exiting_does_not_cost_the_worker_a_thread(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    """A ``SystemExit`` from the application (a library's ``sys.exit()``) is
+    logged and its connection closed; the thread goes on serving. A worker whose
+    threads had ended would keep its heartbeat and never serve again."""
+    port = free_port()
+    server = start(
+        [
+            "--worker-class",
+            "powercontext.gunicorn_worker.SharedPollThreadWorker",
+            "--workers",
+            "1",
+            "--threads",
+            "2",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--chdir",
+            str(ROOT),
+            "tests.deploy.exiting_app:app",
+        ],
+        {"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+    )
+    wait_until(
+        lambda: answering(server, f"http://127.0.0.1:{port}/"),
+        timeout=60,
+        what="gunicorn",
+    )
+    for _ in range(4):  # twice as many as the worker has threads
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(b"GET /exit HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            client.recv(4096)  # closed (or an error page); either way, done
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+        client.sendall(LIVE.replace(b"/health/live", b"/"))
+        ((status, _headers, body),) = read_responses(client, 1)
+    assert (status, body) == (200, b"ok")
+    assert server.output().count("Booting worker with pid") == 1, server.output()
+    assert "Error serving a connection" in server.output()
