@@ -8,15 +8,28 @@ queries, traceparent). Nothing logs a token, a secret or the text of a Source or
 a note.
 """
 
+import logging
 from typing import Any
 
 FORMATS = ("json", "plain")
+
+
+def lean_log_records() -> None:
+    """Leave out of every log record what no format here prints: the caller's file,
+    line and function (a walk up the stack per record), the thread and the
+    multiprocessing name (Python's logging HOWTO, "Optimization"). The process id
+    stays: gunicorn's JSON lines print it. Measured: 2.7% of a new note's in-process
+    CPU (about 23 us), bench/inprocess_compare.py against the code without it."""
+    logging._srcfile = None  # the HOWTO's own switch
+    logging.logThreads = False
+    logging.logMultiprocessing = False
 
 
 def logging_config(level: str, log_format: str = "json") -> dict[str, Any]:
     """The ``LOGGING`` setting, the root logger at ``level``."""
     if log_format not in FORMATS:
         raise ValueError(f"POWERCONTEXT_LOG_FORMAT must be one of {', '.join(FORMATS)}")
+    lean_log_records()  # before any record is made under this configuration
     return {
         "version": 1,
         "disable_existing_loggers": False,
