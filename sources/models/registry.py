@@ -137,6 +137,13 @@ class ContentSource(ImmutableModel):
                 name="sources_source_expiry_idx",
                 condition=models.Q(is_working_note=True, expires_at__isnull=False),
             ),
+            # The console's "purged" state, in the list's order: without it, a
+            # registry with few purged Sources was read whole to fill one page.
+            models.Index(
+                fields=["scope", "position"],
+                name="sources_source_purged_idx",
+                condition=models.Q(purged_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
