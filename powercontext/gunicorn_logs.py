@@ -4,7 +4,8 @@ per line, like the application's (docs/operations.md, "Logs")."""
 from typing import Any
 
 from gunicorn.glogging import Logger
-from pythonjsonlogger.json import JsonFormatter
+
+from powercontext.logformat import gunicorn_formatter
 
 
 class JsonLogger(Logger):
@@ -12,11 +13,7 @@ class JsonLogger(Logger):
 
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)
-        formatter = JsonFormatter(
-            "%(levelname)s %(name)s %(process)d %(message)s",
-            rename_fields={"levelname": "level", "name": "logger"},
-            timestamp="time",
-        )
+        formatter = gunicorn_formatter()
         for log in (self.error_log, self.access_log):
             for handler in log.handlers:
                 handler.setFormatter(formatter)

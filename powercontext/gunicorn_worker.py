@@ -1,26 +1,18 @@
 """The gunicorn worker: gthread's HTTP handling, without its event loop hand-offs.
 
-gthread runs one event loop thread that polls the listening socket and every idle
-kept-alive connection, and hands each readable connection to a thread pool; the
-pool thread serves one request and hands the connection back through a pipe to
-the loop, which polls it again. Every request crosses threads twice: a pool
-submit, a pipe write, two wake-ups and the GIL passed between the loop and a
-pool thread. Measured here, that was about a third of a request's CPU outside the
-application (docs/performance.md, decision 0027).
+gthread's loop thread polls the listening socket and every kept-alive connection
+and hands each readable one to a pool thread, which serves a request and hands it
+back through a pipe: two thread crossings per request, about a third of its CPU
+outside the application (docs/performance.md, decision 0027).
 
-This worker has no loop thread in the request path. Its threads share one epoll
-set: an idle thread waits on it, and the thread that sees a connection readable
-serves that request itself, then re-arms the connection (``EPOLLONESHOT``: one
+Here the threads share one epoll set: an idle thread waits on it, and the thread
+that sees a connection readable serves it, then re-arms it (``EPOLLONESHOT``: one
 readiness goes to one thread). The listening sockets are in the same set, so only
-an idle thread accepts: a busy worker leaves new connections to an idle one, and a
-burst of connects spreads over the workers (decision 0026). The main thread keeps
-the worker alive for the arbiter, closes kept-alive connections past their
-timeout and runs the graceful stop.
-
-Parsing, the WSGI call, HTTP/2 and error handling are gthread's own
-(``ThreadWorker.handle`` and ``handle_request`` of the pinned release; see
-pyproject.toml); tests/deploy/test_gunicorn_config.py checks the spread, the
-keep-alive timeout, pipelined requests and the graceful stop.
+an idle thread accepts and a burst of connects spreads over the workers (decision
+0026). The main thread keeps the worker alive for the arbiter, closes kept-alive
+connections past their timeout and runs the graceful stop. Parsing, the WSGI call
+and error handling are gthread's own (``ThreadWorker.handle`` and
+``handle_request`` of the pinned release); tests/deploy/test_gunicorn_worker.py.
 """
 
 from __future__ import annotations

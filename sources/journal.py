@@ -144,13 +144,12 @@ def journal_capture(row: SourceRow) -> JournalOutcome:
     propagate when a concurrent capture inserted the identity first (nothing is
     written); the caller classifies that Source as a replay or a conflict.
     """
-    capture = (
-        _capture_postgres if connection.vendor == "postgresql" else _capture_portable
-    )
+    postgres = connection.vendor == "postgresql"
+    capture = _capture_postgres if postgres else _capture_portable
     if connection.in_atomic_block:
         with transaction.atomic():
             return capture(row)
-    if connection.vendor == "postgresql":
+    if postgres:
         return capture(row)
     with transaction.atomic(durable=True):
         return capture(row)

@@ -1,8 +1,8 @@
 """Logging: one JSON object per line (or one plain line in development), each with
 the request's id (docs/operations.md, "Logs").
 
-JSON is written by python-json-logger: the encoder escapes every control and
-non-ASCII character, so no value can break a line or forge another. The request
+JSON is written by ``powercontext.logformat``: the encoder escapes every control
+and non-ASCII character, so no value can break a line or forge another. The request
 line adds its fields (method, path, route, status, duration_ms, principal,
 queries, traceparent). Nothing logs a token, a secret or the text of a Source or
 a note.
@@ -35,12 +35,7 @@ def logging_config(level: str, log_format: str = "json") -> dict[str, Any]:
         "disable_existing_loggers": False,
         "filters": {"request_id": {"()": "powercontext.api.logging.RequestIdFilter"}},
         "formatters": {
-            "json": {
-                "()": "pythonjsonlogger.json.JsonFormatter",
-                "fmt": "%(levelname)s %(name)s %(request_id)s %(message)s",
-                "rename_fields": {"levelname": "level", "name": "logger"},
-                "timestamp": "time",
-            },
+            "json": {"()": "powercontext.logformat.application_formatter"},
             "plain": {
                 "format": (
                     "%(asctime)s %(levelname)s %(name)s "
