@@ -211,6 +211,22 @@ def capture(
     )
 
 
+def note_capture(
+    client: httpx.Client, scope_id: str, source_id: str, session_id: str = "s-1"
+) -> httpx.Response:
+    """A new Working Note (``POST /v1/sources/working-notes``)."""
+    return client.post(
+        "/v1/sources/working-notes",
+        json={
+            "scope_id": scope_id,
+            "source_id": source_id,
+            "content": "a finding",
+            "session_id": session_id,
+            "note_kind": "inspection",
+        },
+    )
+
+
 def source_get(client: httpx.Client, scope_id: str, source_id: str) -> httpx.Response:
     return client.get(f"/v1/scopes/{scope_id}/sources/content/{source_id}")
 

@@ -15,7 +15,12 @@ import httpx
 import pytest
 
 from tests.api.test_observability import sample
-from tests.robustness.conftest import Service, scope_create, temporary_database
+from tests.robustness.conftest import (
+    Service,
+    note_capture,
+    scope_create,
+    temporary_database,
+)
 from tests.robustness.processes import wait_until
 
 pytestmark = pytest.mark.postgres
@@ -33,16 +38,7 @@ def test_a_burst_through_three_workers_adds_up_and_logs_json(
 
         def capture(number: int) -> httpx.Response:
             with service.client() as client:
-                return client.post(
-                    "/v1/sources/working-notes",
-                    json={
-                        "scope_id": scope_id,
-                        "source_id": f"n-{number}",
-                        "content": "a finding",
-                        "session_id": "s-1",
-                        "note_kind": "inspection",
-                    },
-                )
+                return note_capture(client, scope_id, f"n-{number}")
 
         with ThreadPoolExecutor(9) as pool:
             responses = list(pool.map(capture, range(CAPTURES)))

@@ -16,7 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.robustness.conftest import Service, scope_create, temporary_database
+from tests.robustness.conftest import (
+    Service,
+    note_capture,
+    scope_create,
+    temporary_database,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -42,15 +47,8 @@ def test_four_threads_share_one_pooled_connection_request_after_request(
             statuses = []
             with service.client() as client:
                 for number in range(PER_SENDER):
-                    response = client.post(
-                        "/v1/sources/working-notes",
-                        json={
-                            "scope_id": scope_id,
-                            "source_id": f"n-{sender}-{number}",
-                            "content": "a finding",
-                            "session_id": f"s-{sender}",
-                            "note_kind": "inspection",
-                        },
+                    response = note_capture(
+                        client, scope_id, f"n-{sender}-{number}", f"s-{sender}"
                     )
                     statuses.append(response.status_code)
                     statuses.append(client.get(f"/v1/scopes/{scope_id}").status_code)
