@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+from gunicorn import util
 from gunicorn.workers import base
 from gunicorn.workers.gthread import (
     _DEFER,
@@ -37,6 +38,9 @@ from gunicorn.workers.gthread import (
 ARM = select.EPOLLIN | select.EPOLLONESHOT
 PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
 POLL_SECONDS = 1.0  # an idle thread looks at self.alive at least this often
+# Read and dropped after an answer to a body left unread (413, 503), within a 2 s
+# linger: a proxy still sending it would meet a reset and lose the answer (502).
+DRAIN_BYTES = 64 * 1024 * 1024
 
 
 class SharedPollThreadWorker(ThreadWorker):
@@ -44,9 +48,8 @@ class SharedPollThreadWorker(ThreadWorker):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Connections waiting for their next request, by descriptor: armed in the
-        # epoll set, claimed by the thread that sees them readable. gthread's
-        # handle_request counts them as ``keepalived_conns``.
+        # Connections waiting for their next request, by descriptor, armed in the
+        # epoll set (gthread's handle_request counts its ``keepalived_conns``).
         self.parked: dict[int, TConn] = {}
         self.keepalived_conns = self.parked
         self.lock = threading.Lock()
@@ -63,9 +66,8 @@ class SharedPollThreadWorker(ThreadWorker):
         base.Worker.init_process(self)
 
     def handle_exit(self, sig: Any, frame: Any) -> None:
-        # Nothing that takes a lock (a signal handler could interrupt its holder):
-        # the signal itself wakes the main thread, through gunicorn's wake-up pipe.
-        self.alive = False
+        # No lock here (it could interrupt its holder); gunicorn's wake-up pipe
+        self.alive = False  # wakes the main thread
 
     def handle_quit(self, sig: Any, frame: Any) -> None:
         base.Worker.handle_quit(self, sig, frame)
@@ -90,8 +92,7 @@ class SharedPollThreadWorker(ThreadWorker):
                 self.alive = False
                 break
             if not all(thread.is_alive() for thread in self.serving_threads):
-                # Only an escaped BaseException ends one; a worker short of
-                # threads is replaced rather than left serving less.
+                # Only an escaped BaseException ends one: replace, not serve less.
                 self.log.error("A serving thread ended; restarting the worker")
                 self.alive = False
                 break
@@ -101,8 +102,7 @@ class SharedPollThreadWorker(ThreadWorker):
         self.stop_gracefully()
 
     def wait_for_signal(self, seconds: float) -> None:
-        """Sleep up to ``seconds``; a signal (SIGTERM, ...) ends the sleep at once:
-        gunicorn points ``signal.set_wakeup_fd`` at ``PIPE[1]``."""
+        """Sleep up to ``seconds``, less if a signal comes (gunicorn's wake-up pipe)."""
         try:
             ready, _, _ = select.select([self.PIPE[0]], [], [], seconds)
         except InterruptedError:
@@ -176,8 +176,8 @@ class SharedPollThreadWorker(ThreadWorker):
                 return
             for fd, _mask in events:
                 listener = self.listeners.get(fd)
-                # A thread must outlive any one connection's failure: a thread
-                # that died would leave the worker one thread short for good.
+                # A thread outlives any one connection's failure (or the worker
+                # would be one thread short for good).
                 try:
                     if listener is not None:
                         self.accept_and_serve(listener)
@@ -201,8 +201,7 @@ class SharedPollThreadWorker(ThreadWorker):
             self.set_accepting(None)  # off at the cap
             conn = TConn(self.cfg, client, address, listener.getsockname())
             client.setblocking(True)
-            # In the set from the start, disarmed: parking only ever re-arms it,
-            # so no two threads can both be adding the same descriptor.
+            # In the set from the start, disarmed: parking only re-arms it.
             self.epoll.register(client.fileno(), select.EPOLLONESHOT)
             self.serve(conn)
         except BaseException:
@@ -239,13 +238,12 @@ class SharedPollThreadWorker(ThreadWorker):
     @staticmethod
     def readable(conn: TConn) -> bool:
         """A request's bytes (or the peer's close) are waiting on the socket."""
-        try:
-            # The plain socket's recv: for TLS, whether bytes arrived at all.
+        try:  # the plain socket's recv: for TLS, whether bytes arrived at all
             socket.socket.recv(conn.sock, 1, PEEK)
         except BlockingIOError:
             return False
         except OSError:
-            return True  # handle() meets the error and closes the connection
+            pass  # handle() meets the error and closes the connection
         return True
 
     def serve(self, conn: TConn) -> None:
@@ -276,8 +274,7 @@ class SharedPollThreadWorker(ThreadWorker):
                 )
         fd = conn.sock.fileno()
         with self.lock:
-            # In the table and armed together: an event for it finds it there,
-            # and the expiry sweep never sees it in the table unarmed.
+            # In the table and armed together: an event for it finds it there.
             self.parked[fd] = conn
             try:
                 self.epoll.modify(fd, ARM)
@@ -291,7 +288,11 @@ class SharedPollThreadWorker(ThreadWorker):
             self.nr_conns -= 1
         self.forget(conn)
         with contextlib.suppress(OSError):
-            conn.close(graceful=graceful)
+            if graceful:  # RFC 9112 9.6: no reset before the peer reads our answer
+                conn.sock.setblocking(True)
+                util.close_graceful(conn.sock, max_drain=DRAIN_BYTES)
+            else:
+                conn.close()
 
     def forget(self, conn: TConn) -> None:
         # A socket that handle() closed already left the set with its descriptor.

@@ -216,3 +216,29 @@ def test_an_application_exiting_does_not_cost_the_worker_a_thread(
     assert (status, body) == (200, b"ok")
     assert server.output().count("Booting worker with pid") == 1, server.output()
     assert "Error serving a connection" in server.output()
+
+
+def test_a_body_answered_unread_is_drained_so_the_sender_sees_the_answer(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    """A proxy still sending a body the service refused unread (413 here) must not
+    meet a reset: it would lose the answer (nginx answers 502). The worker reads
+    and discards what follows its answer before it closes (RFC 9112 9.6)."""
+    port = serving(
+        start,
+        tmp_path,
+        POWERCONTEXT_MAX_BODY_BYTES="1048576",
+        DJANGO_SECURE_SSL_REDIRECT="false",
+    )
+    chunk, chunks = b"x" * 262_144, 40  # 10 MiB, sent over about 0.4 s
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(
+            b"POST /v1/scopes HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % (len(chunk) * chunks)
+        )
+        for _ in range(chunks):
+            client.sendall(chunk)  # a reset would raise here
+            time.sleep(0.01)
+        ((status, _headers, _body),) = read_responses(client, 1)
+        assert status == 413
