@@ -26,7 +26,6 @@ import threading
 import time
 from typing import Any
 
-from gunicorn import util
 from gunicorn.workers import base
 from gunicorn.workers.gthread import (
     _DEFER,
@@ -35,12 +34,11 @@ from gunicorn.workers.gthread import (
     ThreadWorker,
 )
 
+from powercontext.gunicorn_linger import close_lingering
+
 ARM = select.EPOLLIN | select.EPOLLONESHOT
 PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
 POLL_SECONDS = 1.0  # an idle thread looks at self.alive at least this often
-# Read and dropped after an answer to a body left unread (413, 503), within a 2 s
-# linger: a proxy still sending it would meet a reset and lose the answer (502).
-DRAIN_BYTES = 64 * 1024 * 1024
 
 
 class SharedPollThreadWorker(ThreadWorker):
@@ -288,9 +286,8 @@ class SharedPollThreadWorker(ThreadWorker):
             self.nr_conns -= 1
         self.forget(conn)
         with contextlib.suppress(OSError):
-            if graceful:  # RFC 9112 9.6: no reset before the peer reads our answer
-                conn.sock.setblocking(True)
-                util.close_graceful(conn.sock, max_drain=DRAIN_BYTES)
+            if graceful:  # no reset before the peer has read the answer
+                close_lingering(conn.sock)
             else:
                 conn.close()
 

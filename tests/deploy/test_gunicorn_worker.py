@@ -230,7 +230,7 @@ def test_a_body_answered_unread_is_drained_so_the_sender_sees_the_answer(
         POWERCONTEXT_MAX_BODY_BYTES="1048576",
         DJANGO_SECURE_SSL_REDIRECT="false",
     )
-    chunk, chunks = b"x" * 262_144, 40  # 10 MiB, sent over about 0.4 s
+    chunk, chunks = b"x" * 524_288, 16  # 8 MiB, sent over about 0.16 s
     with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
         client.sendall(
             b"POST /v1/scopes HTTP/1.1\r\nHost: 127.0.0.1\r\n"
