@@ -25,7 +25,7 @@ from typing import Any
 # What a LogRecord carries of its own; anything else on it came as ``extra``.
 RECORD_ATTRIBUTES = frozenset(
     logging.LogRecord("", 0, "", 0, "", (), None).__dict__
-) | {"message", "asctime", "taskName", "request_id"}
+) | {"message", "asctime", "taskName"}
 
 _encode = json.JSONEncoder(default=str).encode
 
@@ -57,23 +57,19 @@ class JsonLineFormatter(logging.Formatter):
 
 def application_formatter() -> JsonLineFormatter:
     """The service's records: level, logger, the request's id and the message."""
-    return JsonLineFormatter(
-        (
-            ("levelname", "level"),
-            ("name", "logger"),
-            ("request_id", "request_id"),
-            ("message", "message"),
-        )
-    )
+    return JsonLineFormatter(_fields_around("request_id"))
 
 
 def gunicorn_formatter() -> JsonLineFormatter:
     """gunicorn's records: level, logger, the process id and the message."""
-    return JsonLineFormatter(
-        (
-            ("levelname", "level"),
-            ("name", "logger"),
-            ("process", "process"),
-            ("message", "message"),
-        )
+    return JsonLineFormatter(_fields_around("process"))
+
+
+def _fields_around(attribute: str) -> tuple[tuple[str, str], ...]:
+    """Level and logger, then ``attribute`` under its own name, then the message."""
+    return (
+        ("levelname", "level"),
+        ("name", "logger"),
+        (attribute, attribute),
+        ("message", "message"),
     )

@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import close_caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, reset_queries
+from django.db import close_old_connections, connections, reset_queries
 from django.test import override_settings
 
 from powercontext.api.request_signals import lean_request_signals
@@ -61,9 +61,7 @@ def test_the_query_log_is_still_reset_under_debug() -> None:
     assert reset_queries in receivers(request_started)
 
 
-def test_persistent_connections_are_still_checked_at_the_start(settings: Any) -> None:
-    from django.db import connections
-
+def test_persistent_connections_are_still_checked_at_the_start() -> None:
     original = connections.settings["default"]["CONN_MAX_AGE"]
     connections.settings["default"]["CONN_MAX_AGE"] = 60
     try:
