@@ -71,8 +71,12 @@ class HandoffRevision(ImmutableModel):
 
     objects = ImmutableManager()  # type: ignore[assignment,misc]
 
+    # Indexed by handoffs_revision_number_uniq, which leads with it.
     scope = models.ForeignKey(
-        Scope, on_delete=models.PROTECT, related_name="handoff_revisions"
+        Scope,
+        on_delete=models.PROTECT,
+        related_name="handoff_revisions",
+        db_index=False,
     )
     revision = models.PositiveBigIntegerField()
     content = models.TextField(
@@ -115,8 +119,12 @@ class HandoffStatement(ImmutableModel):
 
     objects = ImmutableManager()  # type: ignore[assignment,misc]
 
+    # Indexed by handoffs_statement_place_uniq, which leads with it.
     revision = models.ForeignKey(
-        HandoffRevision, on_delete=models.PROTECT, related_name="statements"
+        HandoffRevision,
+        on_delete=models.PROTECT,
+        related_name="statements",
+        db_index=False,
     )
     claim = models.CharField(max_length=16, choices=StatementClaim.choices)
     ordinal = models.PositiveSmallIntegerField()
@@ -149,8 +157,12 @@ class HandoffCitation(ImmutableModel):
 
     objects = ImmutableManager()  # type: ignore[assignment,misc]
 
+    # Indexed by handoffs_citation_place_uniq, which leads with it.
     statement = models.ForeignKey(
-        HandoffStatement, on_delete=models.PROTECT, related_name="citations"
+        HandoffStatement,
+        on_delete=models.PROTECT,
+        related_name="citations",
+        db_index=False,
     )
     ordinal = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=16, choices=CitationKind.choices)
@@ -213,8 +225,12 @@ class HandoffLineage(ImmutableModel):
 
     objects = ImmutableManager()  # type: ignore[assignment,misc]
 
+    # Indexed by handoffs_lineage_place_uniq, which leads with it.
     revision = models.ForeignKey(
-        HandoffRevision, on_delete=models.PROTECT, related_name="lineage"
+        HandoffRevision,
+        on_delete=models.PROTECT,
+        related_name="lineage",
+        db_index=False,
     )
     source = models.ForeignKey(
         ContentSource, on_delete=models.PROTECT, related_name="handoff_lineage"

@@ -19,7 +19,10 @@ class LegalHold(ImmutableModel):
     """A hold on a whole scope (``session_id`` NULL) or on one session of it."""
 
     hold_id = models.CharField(max_length=40, unique=True)
-    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="+")
+    # Indexed by lifecycle_hold_idx, which leads with it.
+    scope = models.ForeignKey(
+        Scope, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     session_id = models.CharField(  # noqa: DJ001
         max_length=256, null=True, blank=True
     )

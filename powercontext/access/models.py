@@ -50,7 +50,10 @@ class ApiToken(models.Model):
 
 
 class TokenGrant(models.Model):
-    token = models.ForeignKey(ApiToken, on_delete=models.CASCADE, related_name="grants")
+    # Indexed by api_grant_token_scope_uniq, which leads with it.
+    token = models.ForeignKey(
+        ApiToken, on_delete=models.CASCADE, related_name="grants", db_index=False
+    )
     scope_id = models.CharField(
         max_length=GRANT_SCOPE_MAX_LENGTH,
         help_text='A scope id, or "*" for every scope.',

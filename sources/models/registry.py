@@ -32,7 +32,11 @@ class ContentSource(ImmutableModel):
     the server: only the working-note capture sets it.
     """
 
-    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="sources")
+    # Indexed by the identity and position constraints, which lead with it (no
+    # index of its own: each one more is written by every capture).
+    scope = models.ForeignKey(
+        Scope, on_delete=models.PROTECT, related_name="sources", db_index=False
+    )
     source_type = models.CharField(max_length=32, default="content")
     source_id = models.CharField(max_length=256)
     position = models.BigIntegerField()
@@ -157,7 +161,10 @@ class SessionClosure(ImmutableModel):
     (``sources.availability``) and its envelope refuses writes.
     """
 
-    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="+")
+    # Indexed by sources_closure_session_uniq, which leads with it.
+    scope = models.ForeignKey(
+        Scope, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     session_id = models.CharField(max_length=256)
     closed_at = models.DateTimeField()
     closed_by = models.CharField(max_length=150)
@@ -184,7 +191,10 @@ class CaptureOutcome(models.TextChoices):
 class CaptureAttempt(ImmutableModel):
     """Append-only log of every capture attempt that reached the registry's rules."""
 
-    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="+")
+    # Indexed by sources_attempt_identity_idx, which leads with it.
+    scope = models.ForeignKey(
+        Scope, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     source_type = models.CharField(max_length=32)
     source_id = models.CharField(max_length=256)
     outcome = models.CharField(max_length=16, choices=CaptureOutcome.choices)

@@ -45,8 +45,9 @@ class Scope(models.Model):
 
 
 class ScopeContextReference(models.Model):
+    # Indexed by sources_ctxref_ordinal_uniq, which leads with it.
     scope = models.ForeignKey(
-        Scope, on_delete=models.CASCADE, related_name="context_refs"
+        Scope, on_delete=models.CASCADE, related_name="context_refs", db_index=False
     )
     ordinal = models.PositiveSmallIntegerField()
     referenced = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="+")
@@ -67,8 +68,9 @@ class ScopeContextReference(models.Model):
 
 
 class ScopeExternalReference(models.Model):
+    # Indexed by sources_extref_ordinal_uniq, which leads with it.
     scope = models.ForeignKey(
-        Scope, on_delete=models.CASCADE, related_name="external_refs"
+        Scope, on_delete=models.CASCADE, related_name="external_refs", db_index=False
     )
     ordinal = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=128)

@@ -25,6 +25,8 @@ from django.db.migrations.operations.base import Operation
 from django.db.migrations.state import ProjectState
 from django.db.models.fields import NOT_PROVIDED
 
+from powercontext.db.indexes import DropForeignKeyIndex
+
 # Outside a test transaction: AddIndexConcurrently (sources 0007) refuses to run,
 # even to collect its SQL, inside one.
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -71,6 +73,8 @@ class Step:
     operation: Operation
     statements: tuple[str, ...]
     created_here: frozenset[str]  # models created earlier in the same migration
+    # For a DropForeignKeyIndex: the indexes and constraints that lead with the key.
+    covering: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -104,9 +108,30 @@ def operation_steps(
             with connection.schema_editor(collect_sql=True, atomic=atomic) as editor:
                 operation.database_forwards(app_label, editor, before, state)
             statements = tuple(editor.collected_sql)
-        yield Step(app_label, name, index, operation, statements, frozenset(created))
+        covering = (
+            led_by(state, app_label, operation.model_name_lower, operation.name)
+            if isinstance(operation, DropForeignKeyIndex)
+            else ()
+        )
+        yield Step(
+            app_label, name, index, operation, statements, frozenset(created), covering
+        )
         if isinstance(operation, migrations.CreateModel):
             created.add(operation.name_lower)
+
+
+def led_by(state: ProjectState, app_label: str, model: str, field: str) -> tuple:
+    """The composite indexes and unique constraints of ``model`` that lead with
+    ``field``, in ``state``."""
+    options = state.models[app_label, model].options
+    return tuple(
+        item.name
+        for item in [*options.get("indexes", []), *options.get("constraints", [])]
+        if getattr(item, "fields", None)
+        and item.fields[0] == field
+        and len(item.fields) > 1
+        and getattr(item, "condition", None) is None
+    )
 
 
 def project_steps() -> list[Step]:
@@ -138,6 +163,10 @@ def unsafe_because(step: Step) -> str | None:
         return None
     if isinstance(operation, AddIndexConcurrently):
         return None
+    if isinstance(operation, DropForeignKeyIndex):
+        # Concurrently, and only an index another one covers: old workers' queries
+        # keep an index that serves them.
+        return None if step.covering else "drops a key's index nothing else covers"
     if isinstance(operation, (migrations.AddIndex, migrations.AddConstraint)):
         if operation.model_name_lower in step.created_here:
             return None
@@ -205,6 +234,34 @@ def _existing_table_ops() -> list[tuple[str, Operation, bool]]:
         ("api", AddIndexConcurrently("apitoken", index), True),
         ("api", migrations.DeleteModel("tokengrant"), False),
         ("api", migrations.RunSQL("SELECT 1"), False),
+        (
+            "sources",  # sources_source_identity_uniq leads with the key
+            DropForeignKeyIndex(
+                "contentsource",
+                "scope",
+                models.ForeignKey(
+                    "sources.scope",
+                    on_delete=models.PROTECT,
+                    related_name="sources",
+                    db_index=False,
+                ),
+            ),
+            True,
+        ),
+        (
+            "handoffs",  # no index or constraint of the lineage leads with its Source
+            DropForeignKeyIndex(
+                "handofflineage",
+                "source",
+                models.ForeignKey(
+                    "sources.contentsource",
+                    on_delete=models.PROTECT,
+                    related_name="handoff_lineage",
+                    db_index=False,
+                ),
+            ),
+            False,
+        ),
     ]
 
 
