@@ -11,8 +11,8 @@ readiness goes to one thread). The listening sockets are in the same set, so onl
 an idle thread accepts and a burst of connects spreads over the workers (decision
 0026). The main thread keeps the worker alive for the arbiter, closes kept-alive
 connections past their timeout and runs the graceful stop. Parsing, the WSGI call
-and error handling are gthread's (``handle``, and ``handle_request`` sending head
-and body at once: gunicorn_response.py); tests/deploy/test_gunicorn_worker.py.
+and error handling are gthread's own (``ThreadWorker.handle`` and
+``handle_request`` of the pinned release); tests/deploy/test_gunicorn_worker.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from gunicorn.workers.gthread import (
 )
 
 from powercontext.gunicorn_linger import close_lingering
-from powercontext.gunicorn_response import handle_request
 
 ARM = select.EPOLLIN | select.EPOLLONESHOT
 PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
@@ -44,8 +43,6 @@ POLL_SECONDS = 1.0  # an idle thread looks at self.alive at least this often
 
 class SharedPollThreadWorker(ThreadWorker):
     """Threads that each poll, accept and serve; see the module docstring."""
-
-    handle_request = handle_request  # a response's head and body in one send
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

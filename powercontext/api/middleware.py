@@ -52,8 +52,7 @@ class CorsWhenConfiguredMiddleware(CorsMiddleware):
 
 
 class RequestIdMiddleware:
-    """Mints a fresh 16-hex request id, tags logs with it, writes one line per request,
-    and gives every answer that is not streamed its ``Content-Length``.
+    """Mints a fresh 16-hex request id, tags logs with it, writes one line per request.
 
     A request id sent by the caller is ignored: ids are ours, so a log search by id
     can never be poisoned by a client.
@@ -72,10 +71,6 @@ class RequestIdMiddleware:
             with QueryCount().counting() as queries:
                 response = self.get_response(request)
             response[REQUEST_ID_HEADER] = request_id
-            if not response.streaming:
-                # A known length, not gunicorn's chunked framing: the head and the
-                # body leave in one send (powercontext/gunicorn_response.py).
-                response["Content-Length"] = str(len(response.content))
             self.request_done(request, response, time.perf_counter() - started, queries)
             return response
         finally:

@@ -125,29 +125,6 @@ def test_gunicorn_responses_carry_request_ids_and_envelopes(
     assert len(unauthorized.headers["X-PowerContext-Request-ID"]) == 16
 
 
-def test_answers_carry_their_length_not_chunked_framing(
-    server: tuple[str, str],
-) -> None:
-    """Each answer has a Content-Length (one send for head and body:
-    powercontext/gunicorn_response.py), for a HEAD the length a GET would have."""
-    base, token = server
-    headers = {"Authorization": f"Bearer {token}"}
-
-    answers = [
-        httpx.get(f"{base}/v1/scopes", headers=headers),
-        httpx.get(f"{base}/v1/scopes"),
-        httpx.post(f"{base}/v1/scopes", headers=headers, content=b"{"),
-        httpx.get(f"{base}/health/live"),
-    ]
-    head = httpx.head(f"{base}/health/live")
-
-    for answer in answers:
-        assert "Transfer-Encoding" not in answer.headers, answer.headers
-        assert answer.headers["Content-Length"] == str(len(answer.content))
-    assert head.headers["Content-Length"] == answers[-1].headers["Content-Length"]
-    assert head.content == b""
-
-
 def test_chunked_body_over_the_limit_is_413(server: tuple[str, str]) -> None:
     base, token = server
 
