@@ -2,8 +2,7 @@
 the source files themselves.
 
 HTTP code - DRF, drf-spectacular, django-cors-headers, ``powercontext.api`` - is
-imported only by the HTTP rooms: views (an app's ``views.py``, or each module of
-its ``views/`` package, as ``sources/views/`` is), ``urls.py``, ``powercontext/api/``,
+imported only by the HTTP rooms: views (an app's ``views.py``), ``urls.py``, ``powercontext/api/``,
 ``powercontext/mcp_server/`` and the WSGI/ASGI entry points. The kernel imports no app;
 ``sources`` imports none of the apps built on it, and those do not import each other.
 """
@@ -62,10 +61,8 @@ def imported(path: Path) -> Iterator[tuple[str, int]]:
 
 
 def is_http_room(path: Path) -> bool:
-    names = [part.removesuffix(".py") for part in path.parts]
     return (
-        "views" in names
-        or path.name == "urls.py"
+        path.name in ("views.py", "urls.py")
         or path.parts[:2] in HTTP_ROOMS
         or path.parts in (("powercontext", "wsgi.py"), ("powercontext", "asgi.py"))
     )
@@ -87,8 +84,11 @@ def starts_with(module: str, packages: tuple[str, ...]) -> bool:
 
 def test_the_modules_are_found() -> None:
     found = modules()
-    assert Path("sources/views/registry.py") in found
-    assert is_http_room(Path("sources/views/registry.py"))
+    assert Path("sources/views.py") in found
+    assert is_http_room(Path("sources/views.py"))
+    assert not is_http_room(
+        Path("sources/views/registry.py")
+    )  # a view module is views.py
     assert is_http_room(Path("lifecycle/views.py"))
     assert not is_http_room(Path("sources/services/capture.py"))
     assert is_kernel(Path("powercontext/db/immutable.py"))

@@ -1,9 +1,11 @@
-"""Scope, capture and Source views: parse, authorize, call a service or selector."""
+"""Registry views, in order: scopes, capture, Source reads, audit and attempts.
+Each parses, authorizes and calls a service or selector."""
 
 from __future__ import annotations
 
 from django.http import HttpResponseBase
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,8 +24,8 @@ from powercontext.api.responses import StreamedJSONResponse
 from powercontext.db.replica import reads_from_replica
 from powercontext.principals import Role
 
-from .. import schemas, selectors, services
-from ..inputs import (
+from . import schemas, selectors, services
+from .inputs import (
     CaptureContent,
     CaptureWorkingNote,
     CreateSource,
@@ -31,16 +33,19 @@ from ..inputs import (
     ScopeCreate,
     ScopeListQuery,
     ScopePath,
+    SourceAuditQuery,
     SourcePath,
     SourceWindowQuery,
 )
-from ..renderers import (
+from .renderers import (
+    attempt_item,
+    audit_record,
     receipt_body,
     scope_descriptor,
     source_record,
 )
 
-SCOPES, SOURCES = ["scopes"], ["sources"]
+SCOPES, SOURCES, AUDIT = ["scopes"], ["sources"], ["audit"]
 
 
 class ScopeCollectionView(APIView):
@@ -95,9 +100,6 @@ class ScopeDetailView(APIView):
         return Response(scope_descriptor(selectors.scope_get(scope_id=scope_id)))
 
 
-# --- Capture ------------------------------------------------------------------------
-
-
 def _receipt_response(receipt: services.Receipt) -> Response:
     headers = {"Idempotent-Replayed": "true"} if receipt.replayed else None
     return Response(receipt_body(receipt), status=202, headers=headers)
@@ -139,9 +141,6 @@ class CaptureWorkingNoteView(APIView):
             **dict(data),
         )
         return _receipt_response(receipt)
-
-
-# --- Reads --------------------------------------------------------------------------
 
 
 class SourceCollectionView(APIView):
@@ -228,3 +227,71 @@ class SourceWindowView(APIView):
             "high_watermark": window.high_watermark,
         }
         return StreamedJSONResponse(window.items, source_record, lambda: tail)
+
+
+class SourceAuditCollectionView(APIView):
+    @documented(
+        "list_source_audit",
+        tags=AUDIT,
+        path=ScopePath,
+        query=SourceAuditQuery,
+        answers={200: schemas.AuditPage},
+        errors=(400, 404, 410),
+    )
+    @reads_from_replica
+    def get(self, request: Request, scope_id: str) -> HttpResponseBase:
+        parse_path(ScopePath, scope_id=scope_id)
+        query = parse_query(SourceAuditQuery, request.query_params, invalid_status=400)
+        authorize(principal_of(request), scope_id, Role.VIEWER)
+        filters = query.filters()
+        walk, now = Walk.of("source-audit", scope_id, filters.as_dict()), timezone.now()
+        page = selectors.audit_page(
+            scope_id=scope_id,
+            filters=filters,
+            position=walk.position(query.cursor),
+            start_after=query.after_position,
+            limit=query.limit,
+            now=now,
+        )
+        return walk.stream(page, lambda row: audit_record(row, now))
+
+
+class SourceAuditDetailView(APIView):
+    @documented(
+        "get_source_audit",
+        tags=AUDIT,
+        path=SourcePath,
+        answers={200: schemas.AuditRecord},
+        errors=(404,),
+    )
+    @reads_from_replica
+    def get(
+        self, request: Request, scope_id: str, source_type: str, source_id: str
+    ) -> Response:
+        path = parse_path(SourcePath, **self.kwargs)
+        authorize(principal_of(request), scope_id, Role.VIEWER)
+        row = selectors.audit_get(**dict(path))
+        return Response(audit_record(row, timezone.now()))
+
+
+class SourceAttemptsView(APIView):
+    @documented(
+        "list_capture_attempts",
+        tags=AUDIT,
+        path=SourcePath,
+        query=PageQuery,
+        answers={200: schemas.AttemptPage},
+        errors=(400, 404, 410),
+    )
+    @reads_from_replica
+    def get(
+        self, request: Request, scope_id: str, source_type: str, source_id: str
+    ) -> Response:
+        path = parse_path(SourcePath, **self.kwargs)
+        query = parse_query(PageQuery, request.query_params, invalid_status=400)
+        authorize(principal_of(request), scope_id, Role.VIEWER)
+        walk = Walk.of("attempts", scope_id, source_type, source_id)
+        page = selectors.attempt_page(
+            **dict(path), position=walk.position(query.cursor), limit=query.limit
+        )
+        return Response(walk.body(page, attempt_item))
