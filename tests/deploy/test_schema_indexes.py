@@ -11,15 +11,13 @@ apps (auth, admin) are not the project's.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.apps import apps
 from django.db import connection
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+from tests.deploy.test_migration_rule import project_app_labels
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 # An index (a) is covered by another (b) on the same table when a is a plain
 # btree index - not unique, not partial, on columns not expressions - and its
@@ -54,10 +52,8 @@ ORDER BY 1, 2, 3
 def project_tables() -> list[str]:
     return [
         model._meta.db_table
-        for config in apps.get_app_configs()
-        if Path(config.path).is_relative_to(ROOT)
-        and not Path(config.path).is_relative_to(ROOT / ".venv")
-        for model in config.get_models()
+        for label in project_app_labels()
+        for model in apps.get_app_config(label).get_models()
     ]
 
 
