@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 import secrets
-import time
 from typing import Any
 
 import pytest
@@ -66,16 +65,29 @@ def test_a_lease_of_one_makes_every_request_ask(settings: Any, cache: Any) -> No
     assert len(seen) == 5  # each request moved the bucket
 
 
+def redis_seconds(client: redis.Redis) -> float:
+    """Redis's clock, the one the limiter's script decides by."""
+    seconds, microseconds = client.time()
+    return seconds + microseconds / 1_000_000
+
+
 def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
     """Three workers take turns at a bucket of 1000/min (lease 1: exact) and of
     100,000/min with a burst (lease 33 -> 32): together they get the burst at most,
-    and a worker is refused at most what the others hold unspent early."""
+    and a worker is refused at most what the others hold unspent early.
+
+    The refill allowed during the loop is measured on Redis's clock, which the
+    script reads (``TIME``): this machine's monotonic clock can run behind the
+    wall clock Redis uses (a paused or slewed VM), and a bound on it once
+    reported a false over-grant of 10 in 103,339. Each end of the window can
+    be truncated by up to a millisecond in the script, hence the slack."""
+    client = redis.Redis.from_url(REDIS_URL)
     for rate in (Rate(1000, 60), Rate(100_000, 60)):
         bucket = f"test:{secrets.token_hex(6)}"
         workers = [RedisLimiter() for _ in range(3)]
         lease = lease_size(rate)
         allowed = refused = 0
-        started = time.monotonic()
+        started = redis_seconds(client)
         for number in range(rate.count * 6 // 5):
             waited = workers[number % 3].limit(cache, bucket, rate, True)
             if waited == 0:
@@ -83,11 +95,14 @@ def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
             else:
                 refused += 1
                 assert waited > 0
-        refill = math.ceil((time.monotonic() - started) * rate.count / rate.period)
-        assert allowed <= rate.count + refill + 1, (rate, allowed, refill)
+        elapsed = redis_seconds(client) - started
+        # A failed Redis call lets requests through (fail open): not this test's case.
+        assert [w.failures for w in workers] == [0, 0, 0]
+        slack = math.ceil(0.002 * rate.count / rate.period) + 1
+        refill = elapsed * rate.count / rate.period
+        assert allowed <= rate.count + refill + slack, (rate, allowed, refill)
         assert allowed >= rate.count - 3 * (lease - 1), (rate, allowed)
         assert refused > 0
-        assert all(w.failures == 0 for w in workers)
 
 
 class CountingLimiter(RedisLimiter):
