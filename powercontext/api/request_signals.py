@@ -2,16 +2,19 @@
 
 Around every request Django sends ``request_started`` (``reset_queries``,
 ``close_old_connections``) and ``request_finished`` (``close_old_connections``,
-``close_caches``, ``reset_urlconf``). In the served process, three of them can do
-nothing, yet each walks every database or cache handler through a context-local
-lookup; together they were about 5% of a new note's CPU (docs/performance.md):
+``close_caches``, ``reset_urlconf``). In the served process, four of them can do
+nothing, yet each walks every database or cache handler, or a context-local, per
+request; together they were about 7% of a new note's CPU (docs/performance.md):
 
 - ``reset_queries`` empties the query log, which is kept only under ``DEBUG``;
 - ``close_old_connections`` at the start closes connections past ``CONN_MAX_AGE``,
   and with ``CONN_MAX_AGE = 0`` (the pool's setting) the end of the previous
   request closed them already - the receiver at the end stays;
 - ``close_caches`` calls each cache's ``close()``, a no-op for Django's local
-  memory and Redis backends (a backend whose ``close()`` does something keeps it).
+  memory and Redis backends (a backend whose ``close()`` does something keeps it);
+- ``reset_urlconf`` clears the thread's URLconf for ``reverse()``, which Django's
+  ``get_response`` sets to ``ROOT_URLCONF`` before anything of the next request
+  runs, and a serving thread runs nothing between requests.
 
 ``powercontext.wsgi`` calls this once per process; the test client and
 ``manage.py`` keep Django's defaults.
@@ -22,6 +25,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.cache import caches, close_caches
 from django.core.cache.backends.base import BaseCache
+from django.core.handlers.base import reset_urlconf
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections, reset_queries
 
@@ -38,4 +42,6 @@ def lean_request_signals() -> list[str]:
     if all(type(caches[alias]).close is BaseCache.close for alias in caches):
         request_finished.disconnect(close_caches)
         dropped.append("close_caches")
+    if request_finished.disconnect(reset_urlconf):
+        dropped.append("reset_urlconf")
     return dropped

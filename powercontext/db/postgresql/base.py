@@ -117,6 +117,24 @@ class DatabaseWrapper(base.DatabaseWrapper):
             pool.__class__ = RecentFirstPool
         return pool
 
+    def get_connection_params(self) -> dict[str, Any]:
+        """Django's parameters, or none once this alias's pool exists.
+
+        ``connect()`` builds them on every request only to pass them to
+        ``get_new_connection``, which takes a pooled connection and ignores them:
+        the pool was made with them and keeps them.
+        """
+        if self.alias in self._connection_pools:  # type: ignore[attr-defined]
+            return {}
+        return super().get_connection_params()
+
+    def _set_autocommit(self, autocommit: bool) -> None:
+        # The pool hands connections out in autocommit (Django's default), and
+        # ``connect()`` sets it again on every checkout: a psycopg round of state
+        # checks for nothing.
+        if self.connection.autocommit != autocommit:
+            super()._set_autocommit(autocommit)  # type: ignore[misc]  # not in django-stubs
+
     def prepared_cursor(self) -> Any:
         """A cursor whose repeated statements psycopg prepares (server-side binding)."""
         self.close_if_health_check_failed()
