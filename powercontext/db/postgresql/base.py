@@ -15,7 +15,7 @@ psycopg's pool is a queue: a worker serving one request at a time would take eac
 of its connections in turn, so every statement would go to the PostgreSQL backend
 that had been idle longest, its process descheduled and its caches cold. Measured
 on the bench machine (docs/performance.md): a new note 0.1 ms faster in-process,
-c=1 p50 4.5% lower under gunicorn. The connections left idle stay at the old end,
+c=1 p50 2.8-4.5% lower under gunicorn. The connections left idle stay at the old end,
 where the pool's shrinking closes them first.
 
 The check costs nothing on a healthy connection: an idle connection has nothing
