@@ -77,10 +77,11 @@ def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
     and a worker is refused at most what the others hold unspent early.
 
     The refill allowed during the loop is measured on Redis's clock, which the
-    script reads (``TIME``): this machine's monotonic clock can run behind the
-    wall clock Redis uses (a paused or slewed VM), and a bound on it once
-    reported a false over-grant of 10 in 103,339. Each end of the window can
-    be truncated by up to a millisecond in the script, hence the slack."""
+    script reads (``TIME``), not on this process's monotonic clock, which a
+    paused or slewed VM can set apart from Redis's wall clock. Each end of the
+    window can be truncated by up to a millisecond in the script, hence the
+    slack. A Redis call that fails lets requests through (fail open), so the
+    failures are checked first: an over-grant is then the limiter's own."""
     client = redis.Redis.from_url(REDIS_URL)
     for rate in (Rate(1000, 60), Rate(100_000, 60)):
         bucket = f"test:{secrets.token_hex(6)}"
@@ -96,7 +97,6 @@ def test_workers_sharing_a_bucket_never_exceed_it(cache: Any) -> None:
                 refused += 1
                 assert waited > 0
         elapsed = redis_seconds(client) - started
-        # A failed Redis call lets requests through (fail open): not this test's case.
         assert [w.failures for w in workers] == [0, 0, 0]
         slack = math.ceil(0.002 * rate.count / rate.period) + 1
         refill = elapsed * rate.count / rate.period
