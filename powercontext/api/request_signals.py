@@ -4,7 +4,8 @@ Around every request Django sends ``request_started`` (``reset_queries``,
 ``close_old_connections``) and ``request_finished`` (``close_old_connections``,
 ``close_caches``, ``reset_urlconf``). In the served process, four of them can do
 nothing, yet each walks every database or cache handler, or a context-local, per
-request; together they were about 7% of a new note's CPU (docs/performance.md):
+request: the first three about 5% of a new note's CPU, ``reset_urlconf`` another
+1.4% under cProfile (docs/performance.md, decision 0028):
 
 - ``reset_queries`` empties the query log, which is kept only under ``DEBUG``;
 - ``close_old_connections`` at the start closes connections past ``CONN_MAX_AGE``,

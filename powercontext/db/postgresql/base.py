@@ -13,10 +13,9 @@ request after a restart waits only for one new connection.
 The pool hands out the connection given back last (``RecentFirstPool``).
 psycopg's pool is a queue: a worker serving one request at a time would take each
 of its connections in turn, so every statement would go to the PostgreSQL backend
-that had been idle longest, its process descheduled and its caches cold. Measured
-on the bench machine (docs/performance.md): a new note 0.1 ms faster in-process,
-c=1 p50 2.8-4.5% lower under gunicorn. The connections left idle stay at the old end,
-where the pool's shrinking closes them first.
+that had been idle longest, its process descheduled and its caches cold (measured
+in decision 0029). The connections left idle stay at the old end, where the pool's
+shrinking closes them first.
 
 The check costs nothing on a healthy connection: an idle connection has nothing
 to read, while one the server closed (restart, crash, termination) has an EOF or
