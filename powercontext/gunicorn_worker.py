@@ -259,9 +259,24 @@ class SharedPollThreadWorker(ThreadWorker):
                 return
             # A body drain can read ahead into the next request: serve it here,
             # the socket may never look readable again for those bytes.
-            if not conn.parser.unreader.buf.getvalue():
+            if conn.parser.unreader.buf.getvalue():
+                continue
+            if not self.next_request_here(conn):
                 self.park(conn)
                 return
+
+    def next_request_here(self, conn: TConn) -> bool:
+        """Whether to serve ``conn``'s next request at once: it has arrived, and
+        another thread is idle to serve the other connections meanwhile.
+
+        A client that sends its next request as soon as it has the answer
+        (one at a time, ``c=1``) often has it here before this thread is back in
+        the poll. Parked then, its event would wake another thread, which waits
+        for the GIL this one holds (decision 0030).
+        """
+        with self.lock:
+            others_served = self.in_flight < self.cfg.threads
+        return others_served and self.readable(conn)
 
     def park(self, conn: TConn, refresh: bool = True) -> None:
         if refresh:

@@ -10,6 +10,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import IO
 
 from corsheaders.middleware import CorsMiddleware
@@ -56,6 +57,12 @@ class RequestIdMiddleware:
 
     A request id sent by the caller is ignored: ids are ours, so a log search by id
     can never be poisoned by a client.
+
+    The line and the metrics are written once the server has sent the answer: the
+    server closes the response then, and Django runs the response's closers (as it
+    does for ``request.close``). The caller does not wait for them - about 5% of a
+    capture's time (docs/performance.md, decision 0030). ``duration_ms`` is still
+    the time to produce the answer.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -71,8 +78,28 @@ class RequestIdMiddleware:
             with QueryCount().counting() as queries:
                 response = self.get_response(request)
             response[REQUEST_ID_HEADER] = request_id
-            self.request_done(request, response, time.perf_counter() - started, queries)
+            seconds = time.perf_counter() - started
+            response._resource_closers.append(  # type: ignore[attr-defined]
+                partial(self.after_sending, request, response, seconds, queries)
+            )
             return response
+        finally:
+            current_request_id.reset(token)
+
+    @classmethod
+    def after_sending(
+        cls,
+        request: HttpRequest,
+        response: HttpResponse,
+        seconds: float,
+        queries: QueryCount,
+    ) -> None:
+        """Django ignores what a closer raises: a failure here is logged instead."""
+        token = current_request_id.set(request_id_of(request))
+        try:
+            cls.request_done(request, response, seconds, queries)
+        except Exception:
+            logger.exception("Writing the request line or the metrics failed")
         finally:
             current_request_id.reset(token)
 

@@ -6,7 +6,8 @@ kept-alive connection is served again and again and closed once idle past the
 keep-alive timeout; pipelined requests are all answered; more connections than
 threads are all served; a worker that reaches ``max_requests`` is replaced with
 nothing refused; on ``SIGTERM`` a request in flight is finished and the worker
-exits. The spread of new connections over the workers is
+exits. A connection whose next request is already here is served at once
+while another thread is idle. The spread of new connections over the workers is
 test_gunicorn_config.py's.
 """
 
@@ -16,11 +17,14 @@ import http.client
 import os
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from powercontext.gunicorn_worker import SharedPollThreadWorker
 from tests.deploy.test_gunicorn_config import (
     Server,
     answering,
@@ -242,3 +246,24 @@ def test_a_body_answered_unread_is_drained_so_the_sender_sees_the_answer(
             time.sleep(0.01)
         ((status, _headers, _body),) = read_responses(client, 1)
         assert status == 413
+
+
+def test_a_waiting_request_is_served_at_once_only_while_another_thread_is_idle() -> (
+    None
+):
+    """After an answer the thread serves the connection's next request itself if
+    it is here (no other thread woken for it) - unless every thread is busy: then
+    the connection is parked, so the others waiting get their turn."""
+    worker = SharedPollThreadWorker.__new__(SharedPollThreadWorker)
+    worker.lock = threading.Lock()
+    worker.cfg = SimpleNamespace(threads=3)
+    worker.in_flight = 1  # this thread
+    ours, peer = socket.socketpair()
+    with ours, peer:
+        conn: Any = SimpleNamespace(sock=ours)
+        assert not worker.next_request_here(conn)  # nothing sent yet
+        peer.sendall(LIVE)
+        assert worker.next_request_here(conn)
+        worker.in_flight = 3
+        assert not worker.next_request_here(conn)
+        assert ours.recv(len(LIVE)) == LIVE  # only looked at, never consumed
