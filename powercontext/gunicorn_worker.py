@@ -1,9 +1,6 @@
-"""The gunicorn worker: gthread's HTTP handling, without its event loop hand-offs.
-
-gthread's loop thread polls the listening socket and every kept-alive connection
-and hands each readable one to a pool thread, which serves a request and hands it
-back through a pipe: two thread crossings per request, about a third of its CPU
-outside the application (docs/performance.md, decision 0027).
+"""The gunicorn worker: gthread's HTTP handling, without its event loop hand-offs
+(gthread's loop thread hands each readable connection to a pool thread and gets it
+back through a pipe: two thread crossings per request; decision 0027).
 
 Here the threads share one epoll set: an idle thread waits on it, and the thread
 that sees a connection readable serves it, then re-arms it (``EPOLLONESHOT``: one
@@ -174,8 +171,7 @@ class SharedPollThreadWorker(ThreadWorker):
                 return
             for fd, _mask in events:
                 listener = self.listeners.get(fd)
-                # A thread outlives any one connection's failure (or the worker
-                # would be one thread short for good).
+                # A thread outlives any one connection's failure (decision 0027).
                 try:
                     if listener is not None:
                         self.accept_and_serve(listener)
@@ -257,23 +253,15 @@ class SharedPollThreadWorker(ThreadWorker):
             if not result:
                 self.close(conn, graceful=True)
                 return
-            # A body drain can read ahead into the next request: serve it here,
-            # the socket may never look readable again for those bytes.
-            if conn.parser.unreader.buf.getvalue():
-                continue
             if not self.next_request_here(conn):
                 self.park(conn)
                 return
 
     def next_request_here(self, conn: TConn) -> bool:
-        """Whether to serve ``conn``'s next request at once: it has arrived, and
-        another thread is idle to serve the other connections meanwhile.
-
-        A client that sends its next request as soon as it has the answer
-        (one at a time, ``c=1``) often has it here before this thread is back in
-        the poll. Parked then, its event would wake another thread, which waits
-        for the GIL this one holds (decision 0030).
-        """
+        """Serve ``conn``'s next request at once: read ahead by a body drain, or on
+        the socket while another thread is idle for the others (decision 0030)."""
+        if conn.parser.unreader.buf.getvalue():
+            return True
         with self.lock:
             others_served = self.in_flight < self.cfg.threads
         return others_served and self.readable(conn)

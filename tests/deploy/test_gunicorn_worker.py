@@ -14,6 +14,7 @@ test_gunicorn_config.py's.
 from __future__ import annotations
 
 import http.client
+import io
 import os
 import signal
 import socket
@@ -260,10 +261,13 @@ def test_a_waiting_request_is_served_at_once_only_while_another_thread_is_idle()
     worker.in_flight = 1  # this thread
     ours, peer = socket.socketpair()
     with ours, peer:
-        conn: Any = SimpleNamespace(sock=ours)
+        unread = SimpleNamespace(unreader=SimpleNamespace(buf=io.BytesIO()))
+        conn: Any = SimpleNamespace(sock=ours, parser=unread)
         assert not worker.next_request_here(conn)  # nothing sent yet
         peer.sendall(LIVE)
         assert worker.next_request_here(conn)
         worker.in_flight = 3
         assert not worker.next_request_here(conn)
         assert ours.recv(len(LIVE)) == LIVE  # only looked at, never consumed
+        unread.unreader.buf.write(LIVE)  # read ahead by a body drain: served
+        assert worker.next_request_here(conn)
