@@ -262,9 +262,8 @@ class SharedPollThreadWorker(ThreadWorker):
         the socket while another thread is idle for the others (decision 0030)."""
         if conn.parser.unreader.buf.getvalue():
             return True
-        with self.lock:
-            others_served = self.in_flight < self.cfg.threads
-        return others_served and self.readable(conn)
+        # A snapshot, as stale under the lock as without it once read.
+        return self.in_flight < self.cfg.threads and self.readable(conn)
 
     def park(self, conn: TConn, refresh: bool = True) -> None:
         if refresh:

@@ -18,7 +18,6 @@ import io
 import os
 import signal
 import socket
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -256,7 +255,6 @@ def test_a_waiting_request_is_served_at_once_only_while_another_thread_is_idle()
     it is here (no other thread woken for it) - unless every thread is busy: then
     the connection is parked, so the others waiting get their turn."""
     worker = SharedPollThreadWorker.__new__(SharedPollThreadWorker)
-    worker.lock = threading.Lock()
     worker.cfg = SimpleNamespace(threads=3)
     worker.in_flight = 1  # this thread
     ours, peer = socket.socketpair()
