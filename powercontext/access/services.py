@@ -104,7 +104,7 @@ def token_rotate(
     with transaction.atomic(durable=True):
         old = _touchable(caller, token_id)
         now = timezone.now()
-        if old.revoked or (old.expires_at is not None and old.expires_at <= now):
+        if _retired(old) or (old.expires_at is not None and old.expires_at <= now):
             raise TokenRevoked()
         token, raw = token_create(
             principal=old.principal,
@@ -116,10 +116,11 @@ def token_rotate(
         if grace_seconds == 0:
             token_revoke_locked(old, actor=actor, at=now)
         else:
-            ends = now + timedelta(seconds=grace_seconds)
-            if old.expires_at is None or ends < old.expires_at:
-                old.expires_at = ends
-                old.save(update_fields=["expires_at"])
+            # A revocation scheduled for the grace's end, not an expiry: no
+            # route re-dates or un-revokes it (``_retired``), so the old secret
+            # is dead for good once the grace ends.
+            old.revoked_at = now + timedelta(seconds=grace_seconds)
+            old.save(update_fields=["revoked_at"])
             token_forget(old)
         change_record(
             actor=actor,
@@ -142,8 +143,9 @@ def token_expiry_set(
     """Give token ``token_id`` a new expiry (None: never).
 
     Raises ``InvalidRequest`` (``not_in_future``), ``TokenNotFound``,
-    ``NotYourScope``, ``TokenRevoked``, and ``BeyondYourLifetime`` when the
-    expiry is later than the caller's own - so a token never extends itself.
+    ``NotYourScope``, ``TokenRevoked`` (also for a token rotated away, whose
+    revocation is scheduled), and ``BeyondYourLifetime`` when the expiry is
+    later than the caller's own - so a token never extends itself.
     """
     now = timezone.now()
     if expires_at is not None and expires_at <= now:
@@ -154,7 +156,7 @@ def token_expiry_set(
         )
     with transaction.atomic(durable=True):
         token = _touchable(caller, token_id)
-        if token.revoked:
+        if _retired(token):
             raise TokenRevoked()
         _lifetime_or_refuse(caller, expires_at)
         before = token.expires_at
@@ -184,7 +186,7 @@ def token_grant_set(
     scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
         token = _locked(token_id)
-        if token.revoked:
+        if _retired(token):
             raise TokenRevoked()
         _scopes_exist_or_refuse([scope_id])
         grant = TokenGrant.objects.filter(token=token, scope_id=scope_id).first()
@@ -233,6 +235,11 @@ def token_grant_remove(
         )
         token_forget(token)
     return _view(token, caller)
+
+
+def _retired(token: ApiToken) -> bool:
+    """Revoked, or rotated away (revoked when its grace ends): never revived."""
+    return token.revoked or token.revoked_at is not None
 
 
 def _actor(caller: Principal, request_id: str) -> Actor:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from powercontext.access.models import AccessChange, ApiToken, TokenGrant
@@ -239,10 +240,11 @@ def test_rotation_with_grace_keeps_the_old_secret_for_that_long(
     assert old.client.get(f"/v1/scopes/{scopes.mine}").status_code == 200
     row = ApiToken.objects.get(pk=old.token_id)
     assert not row.revoked
-    assert row.expires_at is not None
+    assert row.revoked_at is not None
     assert (
-        timedelta(seconds=50) < row.expires_at - row.created_at < timedelta(seconds=70)
+        timedelta(seconds=50) < row.revoked_at - row.created_at < timedelta(seconds=70)
     )
+    assert response.json()["expires_at"] is None
 
 
 def test_lists_show_only_tokens_and_grants_on_administered_scopes(
@@ -356,3 +358,32 @@ def test_bad_requests_get_clear_errors(
 
     assert response.status_code == status, response.content
     assert response.json()["error"]["code"] == code
+
+
+def test_a_rotated_away_secret_stays_dead_after_its_grace(
+    api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
+) -> None:
+    old = holder(f"{scopes.mine}:viewer", name="svc")
+    rotated = api.post(f"/v1/tokens/{old.token_id}/rotate", {"grace_seconds": 60})
+    during = [
+        api.patch(f"/v1/tokens/{old.token_id}", {"expires_at": in_days(9)}),
+        api.post(f"/v1/tokens/{old.token_id}/rotate", {"grace_seconds": 60}),
+        api.post(
+            f"/v1/tokens/{old.token_id}/grants",
+            {"scope": scopes.other, "role": "admin"},
+        ),
+    ]
+
+    with time_machine.travel(timezone.now() + timedelta(seconds=61)):
+        refused_after = old.client.get(f"/v1/scopes/{scopes.mine}").status_code
+        revival = api.patch(f"/v1/tokens/{old.token_id}", {"expires_at": None})
+        still = old.client.get(f"/v1/scopes/{scopes.mine}").status_code
+
+    assert rotated.status_code == 201
+    assert [r.status_code for r in during] == [409, 409, 409]
+    assert {r.json()["error"]["code"] for r in during} == {"token_revoked"}
+    assert (refused_after, revival.status_code, still) == (401, 409, 401)
+    row = ApiToken.objects.get(pk=old.token_id)
+    assert row.revoked_at is not None
+    assert row.expires_at is None
+    assert ApiToken.objects.count() == 3  # root, old, the one rotation minted
