@@ -26,7 +26,6 @@ from .exceptions import (
     BeyondYourLifetime,
     GrantNotFound,
     NotYourScope,
-    TokenNotFound,
     TokenRevoked,
 )
 from .models import AccessAction, ApiToken, PrincipalGrant, TokenGrant
@@ -36,7 +35,7 @@ from .rules import (
     scope_managed_or_refuse,
     token_touchable_or_refuse,
 )
-from .selectors import TokenView, token_reach, token_view
+from .selectors import TokenView, token_reach, token_seen, token_view
 from .tokens import token_create, token_forget, token_request_check, token_revoke_locked
 
 
@@ -179,13 +178,14 @@ def token_grant_set(
 ) -> TokenView:
     """Give token ``token_id`` ``role`` on ``scope_id`` (replacing its role there).
 
-    Raises ``NotYourScope`` unless ``caller`` administers ``scope_id`` (``*``:
-    ``*:admin``), so no token - the caller's own included - ever gets more than
-    its granter holds; ``TokenNotFound``, ``TokenRevoked``, ``ScopeNotFound``.
+    Raises ``TokenNotFound`` for a token ``caller`` may not see (as
+    ``get_token``); ``NotYourScope`` unless ``caller`` administers ``scope_id``
+    (``*``: ``*:admin``), so no token - the caller's own included - ever gets
+    more than its granter holds; ``TokenRevoked``, ``ScopeNotFound``.
     """
-    scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
-        token = _locked(token_id)
+        token = token_seen(caller=caller, token_id=token_id, lock=True).token
+        scope_managed_or_refuse(caller, scope_id)
         if _retired(token):
             raise TokenRevoked()
         _scopes_exist_or_refuse([scope_id])
@@ -215,12 +215,13 @@ def token_grant_remove(
 ) -> TokenView:
     """Take token ``token_id``'s own grant on ``scope_id`` away.
 
-    Raises ``NotYourScope`` unless ``caller`` administers ``scope_id``;
-    ``TokenNotFound``; ``GrantNotFound`` when the token holds none there.
+    Raises ``TokenNotFound`` for a token ``caller`` may not see (as
+    ``get_token``); ``NotYourScope`` unless ``caller`` administers ``scope_id``;
+    ``GrantNotFound`` when the token holds none there.
     """
-    scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
-        token = _locked(token_id)
+        token = token_seen(caller=caller, token_id=token_id, lock=True).token
+        scope_managed_or_refuse(caller, scope_id)
         grant = TokenGrant.objects.filter(token=token, scope_id=scope_id).first()
         if grant is None:
             raise GrantNotFound()
@@ -246,20 +247,15 @@ def _actor(caller: Principal, request_id: str) -> Actor:
     return Actor(caller.name, caller.token_id, request_id)
 
 
-def _locked(token_id: int) -> ApiToken:
-    """Token ``token_id``, locked for the transaction; ``TokenNotFound``."""
-    token = ApiToken.objects.select_for_update().filter(pk=token_id).first()
-    if token is None:
-        raise TokenNotFound()
-    return token
-
-
 def _touchable(caller: Principal, token_id: int) -> ApiToken:
-    """Token ``token_id``, locked, if ``caller`` administers every scope it reaches."""
-    token = _locked(token_id)
-    own, inherited = token_reach(token)
-    token_touchable_or_refuse(caller, [scope for scope, _ in own + inherited])
-    return token
+    """Token ``token_id``, locked, if ``caller`` administers every scope it reaches.
+
+    ``TokenNotFound`` when ``caller`` may not see it (``token_seen``),
+    ``NotYourScope`` when it sees it but does not administer all it reaches.
+    """
+    seen = token_seen(caller=caller, token_id=token_id, lock=True)
+    token_touchable_or_refuse(caller, seen.reached())
+    return seen.token
 
 
 def _view(token: ApiToken, caller: Principal) -> TokenView:
