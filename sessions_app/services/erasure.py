@@ -78,14 +78,15 @@ def notes_kept_condition() -> Q:
     )
 
 
-def envelopes_holding(*, scope_id: str, digests: Collection[str]) -> list[int]:
-    """Ids of the scope's envelopes that store a value with one of ``digests``."""
-    return sorted(
-        set(
-            EnvelopeValue.objects.filter(
-                envelope__scope_id=scope_id, digest__in=sorted(digests)
-            ).values_list("envelope_id", flat=True)
-        )
+def envelopes_holding(
+    *, scope_id: str, digests: Collection[str]
+) -> list[SessionEnvelope]:
+    """The scope's envelopes that store a value with one of ``digests``, by id."""
+    stored = EnvelopeValue.objects.filter(
+        envelope_id=OuterRef("pk"), digest__in=sorted(digests)
+    )
+    return list(
+        SessionEnvelope.objects.filter(Exists(stored), scope_id=scope_id).order_by("pk")
     )
 
 
