@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from lifecycle.selectors import held_condition, hold_applies
 
+from ..meta_keys import WORKING_NOTES_KEY
 from ..models import EnvelopeRevision, EnvelopeValue, SessionEnvelope
 
 _DELETE_CHUNK = 500
@@ -92,17 +93,19 @@ def _prune_envelope(envelope_id: int, cutoff: datetime) -> tuple[int, int] | Non
         revisions, _ = EnvelopeRevision.objects.filter(
             envelope_id=envelope_id, created_at__lt=cutoff, version__lt=version
         ).delete_pruned()
-        referenced: set[str] = set()
+        referenced: set[tuple[bool, str]] = set()
         for digests in EnvelopeRevision.objects.filter(
             envelope_id=envelope_id
         ).values_list("value_digests", flat=True):
-            referenced.update(digests.values())
+            referenced.update(
+                (key == WORKING_NOTES_KEY, digest) for key, digest in digests.items()
+            )
         orphans = [
             pk
-            for pk, digest in EnvelopeValue.objects.filter(
+            for pk, for_notes, digest in EnvelopeValue.objects.filter(
                 envelope_id=envelope_id
-            ).values_list("pk", "digest")
-            if digest not in referenced
+            ).values_list("pk", "for_notes", "digest")
+            if (for_notes, digest) not in referenced
         ]
         for start in range(0, len(orphans), _DELETE_CHUNK):
             EnvelopeValue.objects.filter(
