@@ -44,6 +44,8 @@ first_urlpatterns = [
         name="capture-working-note",
     ),
     path("sources/content", views.CaptureContentView.as_view(), name="capture-content"),
+    # Before SCOPE, which would read ``default`` as a scope id (no scope id is).
+    path("scopes/default", views.DefaultScopeView.as_view(), name="scope-default"),
     path(SCOPE, views.ScopeDetailView.as_view(), name="scope-detail"),
     path("scopes", views.ScopeCollectionView.as_view(), name="scope-collection"),
 ]

@@ -107,6 +107,8 @@ MATRIX: dict[tuple[str, str], Row] = {
         (201,),
     ),
     ("scope-detail", "get"): Row("viewer", _scope("")),
+    # The first call of each principal creates its default scope.
+    ("scope-default", "get"): Row("everywhere", lambda world: "/v1/scopes/default"),
     ("capture-content", "post"): Row(
         "contributor",
         lambda world: "/v1/sources/content",
