@@ -92,6 +92,10 @@ def _in_a_day(world: World) -> dict[str, Any]:
     return {"expires_at": (timezone.now() + timedelta(days=1)).isoformat()}
 
 
+def _memory_scope(world: World) -> dict[str, Any]:
+    return {"scope_id": world.scope}
+
+
 def _generation(**extra: Any) -> Callable[[World], dict[str, Any]]:
     return lambda world: {"scope_id": world.scope, "objective": "o", **extra}
 
@@ -110,6 +114,8 @@ MATRIX: dict[tuple[str, str], Row] = {
         (201,),
     ),
     ("scope-detail", "get"): Row("viewer", _scope("")),
+    # The first call of each principal creates its default scope.
+    ("scope-default", "get"): Row("everywhere", lambda world: "/v1/scopes/default"),
     ("capture-content", "post"): Row(
         "contributor",
         lambda world: "/v1/sources/content",
@@ -222,6 +228,55 @@ MATRIX: dict[tuple[str, str], Row] = {
         "admin",
         lambda world: f"/v1/tokens/{world.token_id}/grants/{world.scope}",
         refused=404,
+    ),
+    # The legacy Memory routes refuse every valid request (422): those the reference
+    # refuses without a scope lookup need any token, the others a grant on the scope.
+    ("memory-remember", "post"): Row(
+        "contributor",
+        lambda world: "/v1/memory/remember",
+        lambda world: {"scope_id": world.scope, "kind": "k", "text": "t"},
+        (422,),
+    ),
+    ("memory-search", "post"): Row(
+        "viewer",
+        lambda world: "/v1/memory/search",
+        lambda world: {"scope_id": world.scope, "query": "q"},
+        (422,),
+    ),
+    ("memory-flush", "post"): Row(
+        "contributor", lambda world: "/v1/memory/flush", _memory_scope, (422,)
+    ),
+    ("memory-capacity", "post"): Row(
+        "any", lambda world: "/v1/memory/capacity", _memory_scope, (422,)
+    ),
+    ("memory-entries-list", "post"): Row(
+        "viewer", lambda world: "/v1/memory/entries/list", _memory_scope, (422,)
+    ),
+    ("memory-entries-get", "post"): Row(
+        "viewer",
+        lambda world: "/v1/memory/entries/get",
+        lambda world: {"scope_id": world.scope, "citation": {}},
+        (422,),
+    ),
+    ("memory-entries-revise", "post"): Row(
+        "any",
+        lambda world: "/v1/memory/entries/revise",
+        lambda world: {
+            "scope_id": world.scope,
+            "citation": {},
+            "kind": "k",
+            "text": "t",
+        },
+        (422,),
+    ),
+    ("memory-entries-retire", "post"): Row(
+        "any",
+        lambda world: "/v1/memory/entries/retire",
+        lambda world: {"scope_id": world.scope, "citation": {}},
+        (422,),
+    ),
+    ("memory-changes", "post"): Row(
+        "any", lambda world: "/v1/memory/changes", _memory_scope, (422,)
     ),
     # Any valid token may talk MCP; each tool call is then authorized as its
     # operation (tests/mcp/).
