@@ -24,10 +24,12 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     AfterValidator,
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     PlainValidator,
     StringConstraints,
+    TypeAdapter,
     ValidationError,
     WithJsonSchema,
 )
@@ -163,24 +165,39 @@ SourceId = Annotated[
 # --- Times ----------------------------------------------------------------------------
 
 
+# The reference validates its date-times with pydantic's ``AwareDatetime``: a string
+# it refuses gets the error type it would give (``timezone_aware`` for a naive time,
+# ``datetime_from_date_parsing`` for an unparseable one), so a client sees the same
+# ``type`` from both servers. Strings it accepts and we do not (more than 6
+# fractional digits, no seconds, ``+hhmm``) get our own ``datetime_format``.
+_REFERENCE_DATETIME = TypeAdapter(AwareDatetime)
+
+
+def _not_rfc3339(value: str) -> PydanticCustomError:
+    try:
+        _REFERENCE_DATETIME.validate_python(value)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        return PydanticCustomError(first["type"], first["msg"])
+    return PydanticCustomError(
+        "datetime_format",
+        "Input should be an RFC 3339 date-time with an explicit offset "
+        "(Z or +hh:mm) and at most 6 fractional digits.",
+    )
+
+
 def _rfc3339(value: Any) -> datetime:
     if not isinstance(value, str):
         raise PydanticCustomError(
             "datetime_type", "Input should be an RFC 3339 date-time string."
         )
     if not RFC3339.match(value):
-        raise PydanticCustomError(
-            "datetime_format",
-            "Input should be an RFC 3339 date-time with an explicit offset "
-            "(Z or +hh:mm) and at most 6 fractional digits.",
-        )
+        raise _not_rfc3339(value)
     try:
         parsed = datetime.fromisoformat(value.replace("z", "Z").replace("t", "T"))
         instant = parsed.astimezone(UTC)
     except ValueError:
-        raise PydanticCustomError(
-            "datetime_format", "Input should be a valid RFC 3339 date-time."
-        ) from None
+        raise _not_rfc3339(value) from None
     except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1
         instant = None
     if instant is None or not EARLIEST_DATETIME <= instant <= LATEST_DATETIME:
