@@ -255,7 +255,7 @@ CASES: list[tuple[str, Breakage, str, str, str]] = [
         ),
         "pc_sources",
         repr((ROOT, "content", "note")),
-        "expires_at: Input should be an RFC 3339 date-time with an explicit offset",
+        "expires_at: Input should have timezone info",
     ),
     (
         "a reserved receipt schema the server did not write",
