@@ -233,7 +233,7 @@ def source_request(
     try:
         text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
         document = json.loads(text, parse_float=request_float)
-    except (AttributeError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (TypeError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise RowUnreadable(f"unreadable payload ({exc})") from None
     if not isinstance(document, dict) or document.get("encoding") != ENCODING:
         raise RowUnreadable("payload encoding is not powercontext-source-v1")

@@ -1,4 +1,4 @@
-"""``manage.py import_powercontext`` (spec/access.md 2) on reference-format files."""
+"""``manage.py import_powercontext`` (docs/migrating.md) on reference-format files."""
 
 from __future__ import annotations
 

@@ -398,3 +398,50 @@ def test_a_failed_verification_rolls_the_whole_import_back(
         )
 
     assert _registry() == before
+
+
+def _drop_summary(db: sqlite3.Connection) -> None:
+    db.executescript(
+        "CREATE TABLE other AS SELECT scope_id, title, parent_scope_id, version "
+        "FROM pc_scopes; DROP TABLE pc_scopes; ALTER TABLE other RENAME TO pc_scopes;"
+    )
+
+
+def _null_payload(db: sqlite3.Connection) -> None:
+    _loosen_sources(db)
+    db.execute("UPDATE pc_sources SET payload = NULL WHERE source_id = 'b'")
+
+
+def test_a_table_of_another_shape_is_refused_in_one_line(
+    reference: Path, api: ApiClient
+) -> None:
+    with sqlite3.connect(reference) as db:
+        _drop_summary(db)
+    before = _registry()
+
+    with pytest.raises(CommandError, match=r"no such column: summary.*nothing was"):
+        call_command(
+            "import_powercontext", str(reference), "--no-progress", stdout=StringIO()
+        )
+
+    assert _registry() == before
+
+
+def test_a_null_payload_is_an_invalid_row(reference: Path) -> None:
+    with sqlite3.connect(reference) as db:
+        _null_payload(db)
+    err = StringIO()
+
+    with pytest.raises(CommandError, match="1 invalid row"):
+        call_command(
+            "import_powercontext",
+            str(reference),
+            "--no-progress",
+            stdout=StringIO(),
+            stderr=err,
+        )
+
+    assert (
+        f"pc_sources {(ROOT, 'content', 'b')!r}: unreadable payload" in err.getvalue()
+    )
+    assert not Scope.objects.exists()

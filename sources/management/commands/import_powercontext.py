@@ -1,7 +1,7 @@
 """``manage.py import_powercontext PATH``: bring a PowerContext 1.4.1 database over.
 
 Reads the reference server's SQLite file (read-only) and imports its scopes and
-every content Source at its original position (spec/access.md 2). First the
+every content Source at its original position (docs/migrating.md). First the
 whole file is checked against itself (``sources.importing.checks``): a row the
 API would refuse, a gap in the positions, a parent cycle - each is listed (file,
 table, key, rule) and nothing is written. Then three passes, each with a
@@ -17,6 +17,7 @@ stops after the plan. The summary is the last lines of stdout.
 from __future__ import annotations
 
 import secrets
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,15 @@ class Command(ExplainedCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            self._import(options)
+        except sqlite3.Error as exc:  # the file's tables are not the reference's
+            raise CommandError(
+                f"{options['path']} cannot be read as a PowerContext 1.4.1 database "
+                f"({exc}); nothing was written."
+            ) from None
+
+    def _import(self, options: dict[str, Any]) -> None:
         started = time.monotonic()
         try:
             reference = ReferenceDatabase(options["path"])
