@@ -28,8 +28,10 @@ from .exceptions import (
     NotYourScope,
     TokenRevoked,
 )
+from .identities import principal_name_for, principal_owned_or_refuse
 from .models import AccessAction, ApiToken, PrincipalGrant, TokenGrant
 from .rules import (
+    administers_everything,
     lifetime_allows,
     may_grant,
     scope_managed_or_refuse,
@@ -47,21 +49,29 @@ def token_mint(
     expires_at: datetime | None,
     request_id: str,
 ) -> tuple[ApiToken, str]:
-    """Mint a token for the principal ``name``; returns the row and its secret.
+    """Mint a token acting as the principal ``name`` gives; returns the row and
+    its secret.
 
-    Raises ``InvalidRequest`` (422) for what ``token_request_check`` refuses;
-    ``NotYourScope`` (403) for a grant on a scope ``caller`` does not administer
-    (``*`` needs ``*:admin``), or a principal whose own grants reach one (its
-    tokens would inherit them); ``BeyondYourLifetime`` (403) for an expiry
-    later than the caller's own; ``ScopeNotFound`` (404) for a scope that does
-    not exist. Nothing is written when it raises.
+    A ``*:admin`` caller names any principal but a reserved one; anyone else
+    gets ``<caller>/<name>``, created on first use and its own
+    (``identities``). Raises ``InvalidRequest`` (422) for what
+    ``token_request_check`` refuses and for a reserved name; ``NotYourScope``
+    (403) for a grant on a scope ``caller`` does not administer (``*`` needs
+    ``*:admin``), or a principal whose own grants reach one (its tokens would
+    inherit them); ``PrincipalNotYours`` (403) for a principal someone else
+    controls; ``BeyondYourLifetime`` (403) for an expiry later than the
+    caller's own; ``ScopeNotFound`` (404) for a scope that does not exist.
+    Nothing is written when it raises.
     """
+    owner = None if administers_everything(caller) else caller.name
+    name = principal_name_for(requested=name, owner=owner)
     token_request_check(
         principal=name, grants=grants, expires_at=expires_at, now=timezone.now()
     )
     for scope_id, _ in grants:
         scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
+        principal_owned_or_refuse(name=name, owner=owner)
         inherited = PrincipalGrant.objects.filter(principal=name).values_list(
             "scope_id", flat=True
         )
@@ -77,6 +87,7 @@ def token_mint(
             grants=grants,
             expires_at=expires_at,
             actor=_actor(caller, request_id),
+            owner=owner,
         )
 
 
