@@ -106,9 +106,12 @@ def token_rotate(
 ) -> tuple[ApiToken, str]:
     """A new secret for token ``token_id``'s principal, grants and expiry.
 
-    The old token is revoked at once, or expires ``grace_seconds`` from now
-    (never later than it would have). Raises ``TokenNotFound``,
-    ``NotYourScope``, ``TokenRevoked`` (409, also for an expired token).
+    The old token is revoked at once, or when ``grace_seconds`` from now have
+    passed (a scheduled revocation nothing lifts). A new secret is a new token
+    of the principal, so the rule of minting holds (``identities``): a caller
+    without ``*:admin`` rotates only tokens of its own principal or of one it
+    owns. Raises ``TokenNotFound``, ``NotYourScope``, ``PrincipalNotYours``,
+    ``TokenRevoked`` (409, also for an expired token).
     """
     actor = _actor(caller, request_id)
     with transaction.atomic(durable=True):
@@ -116,11 +119,13 @@ def token_rotate(
         now = timezone.now()
         if _retired(old) or (old.expires_at is not None and old.expires_at <= now):
             raise TokenRevoked()
+        own_principal = administers_everything(caller) or old.principal == caller.name
         token, raw = token_create(
             principal=old.principal,
             grants=[(grant.scope_id, Role(grant.role)) for grant in old.grants.all()],
             expires_at=old.expires_at,
             actor=actor,
+            owner=None if own_principal else caller.name,
             detail={"rotated_from": old.pk},
         )
         if grace_seconds == 0:

@@ -538,3 +538,34 @@ def test_every_token_route_answers_a_token_the_caller_cannot_see_as_get_token(
     assert reference.status_code == 404
     assert _access_rows() == before
     assert unseen.client.get(f"/v1/scopes/{scopes.other}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("whose", "status"),
+    [("operators", 403), ("own", 201), ("namespaced", 201)],
+)
+def test_a_scope_admin_rotates_only_tokens_of_principals_it_controls(
+    api: ApiClient,
+    scopes: Scopes,
+    holder: Callable[..., Holder],
+    whose: str,
+    status: int,
+) -> None:
+    """A new secret is a new token of the principal: the minting rule holds."""
+    alice = holder(f"{scopes.mine}:admin", name="alice")
+    grants = [{"scope": scopes.mine, "role": "viewer"}]
+    minted = {
+        "operators": lambda: api.post(
+            "/v1/tokens", {"name": "ci-bot", "grants": grants}
+        ),
+        "namespaced": lambda: alice.client.post(
+            "/v1/tokens", {"name": "ci-bot", "grants": grants}
+        ),
+    }
+    token_id = alice.token_id if whose == "own" else minted[whose]().json()["token_id"]
+    before = ApiToken.objects.count()
+
+    response = alice.client.post(f"/v1/tokens/{token_id}/rotate", {})
+
+    assert response.status_code == status, response.content
+    assert ApiToken.objects.count() == before + (status == 201)
