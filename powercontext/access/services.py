@@ -28,8 +28,10 @@ from .exceptions import (
     NotYourScope,
     TokenRevoked,
 )
+from .identities import principal_name_for, principal_owned_or_refuse
 from .models import AccessAction, ApiToken, PrincipalGrant, TokenGrant
 from .rules import (
+    administers_everything,
     lifetime_allows,
     may_grant,
     scope_managed_or_refuse,
@@ -47,21 +49,29 @@ def token_mint(
     expires_at: datetime | None,
     request_id: str,
 ) -> tuple[ApiToken, str]:
-    """Mint a token for the principal ``name``; returns the row and its secret.
+    """Mint a token acting as the principal ``name`` gives; returns the row and
+    its secret.
 
-    Raises ``InvalidRequest`` (422) for what ``token_request_check`` refuses;
-    ``NotYourScope`` (403) for a grant on a scope ``caller`` does not administer
-    (``*`` needs ``*:admin``), or a principal whose own grants reach one (its
-    tokens would inherit them); ``BeyondYourLifetime`` (403) for an expiry
-    later than the caller's own; ``ScopeNotFound`` (404) for a scope that does
-    not exist. Nothing is written when it raises.
+    A ``*:admin`` caller names any principal but a reserved one; anyone else
+    gets ``<caller>/<name>``, created on first use and its own
+    (``identities``). Raises ``InvalidRequest`` (422) for what
+    ``token_request_check`` refuses and for a reserved name; ``NotYourScope``
+    (403) for a grant on a scope ``caller`` does not administer (``*`` needs
+    ``*:admin``), or a principal whose own grants reach one (its tokens would
+    inherit them); ``PrincipalNotYours`` (403) for a principal someone else
+    controls; ``BeyondYourLifetime`` (403) for an expiry later than the
+    caller's own; ``ScopeNotFound`` (404) for a scope that does not exist.
+    Nothing is written when it raises.
     """
+    owner = None if administers_everything(caller) else caller.name
+    name = principal_name_for(requested=name, owner=owner)
     token_request_check(
         principal=name, grants=grants, expires_at=expires_at, now=timezone.now()
     )
     for scope_id, _ in grants:
         scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
+        principal_owned_or_refuse(name=name, owner=owner)
         inherited = PrincipalGrant.objects.filter(principal=name).values_list(
             "scope_id", flat=True
         )
@@ -77,6 +87,7 @@ def token_mint(
             grants=grants,
             expires_at=expires_at,
             actor=_actor(caller, request_id),
+            owner=owner,
         )
 
 
@@ -95,9 +106,12 @@ def token_rotate(
 ) -> tuple[ApiToken, str]:
     """A new secret for token ``token_id``'s principal, grants and expiry.
 
-    The old token is revoked at once, or expires ``grace_seconds`` from now
-    (never later than it would have). Raises ``TokenNotFound``,
-    ``NotYourScope``, ``TokenRevoked`` (409, also for an expired token).
+    The old token is revoked at once, or when ``grace_seconds`` from now have
+    passed (a scheduled revocation nothing lifts). A new secret is a new token
+    of the principal, so the rule of minting holds (``identities``): a caller
+    without ``*:admin`` rotates only tokens of its own principal or of one it
+    owns. Raises ``TokenNotFound``, ``NotYourScope``, ``PrincipalNotYours``,
+    ``TokenRevoked`` (409, also for an expired token).
     """
     actor = _actor(caller, request_id)
     with transaction.atomic(durable=True):
@@ -105,11 +119,13 @@ def token_rotate(
         now = timezone.now()
         if _retired(old) or (old.expires_at is not None and old.expires_at <= now):
             raise TokenRevoked()
+        own_principal = administers_everything(caller) or old.principal == caller.name
         token, raw = token_create(
             principal=old.principal,
             grants=[(grant.scope_id, Role(grant.role)) for grant in old.grants.all()],
             expires_at=old.expires_at,
             actor=actor,
+            owner=None if own_principal else caller.name,
             detail={"rotated_from": old.pk},
         )
         if grace_seconds == 0:

@@ -22,6 +22,7 @@ from powercontext.principals import Grant, Principal, Role
 from powercontext.text import text_problem
 
 from .changes import SYSTEM, Actor, change_record
+from .identities import principal_claim
 from .models import (
     GRANT_SCOPE_MAX_LENGTH,
     PREFIX_MAX_LENGTH,
@@ -110,14 +111,18 @@ def token_create(
     grants: Iterable[tuple[str, Role]],
     expires_at: datetime | None = None,
     actor: Actor = SYSTEM,
+    owner: str | None = None,
     detail: dict[str, Any] | None = None,
 ) -> tuple[ApiToken, str]:
     """Mint a token for ``principal`` with ``grants``; returns the row and the secret.
 
-    The secret is returned once and never stored. Raises ``InvalidRequest``, with
-    nothing written, for what ``token_request_check`` refuses. Writes the ``mint``
-    change record (by ``actor``, with ``detail``) with the token. Runs in its own
-    transaction, or joins the caller's (the admin wraps its add view in one).
+    The secret is returned once and never stored. ``principal`` is claimed for
+    ``owner`` first (``identities.principal_claim``: created when new; None is an
+    operator, who may name any principal). Raises ``InvalidRequest`` for what
+    ``token_request_check`` refuses and ``PrincipalNotYours``, with nothing
+    written. Writes the ``mint`` change record (by ``actor``, with ``detail``)
+    with the token. Runs in its own transaction, or joins the caller's (the
+    admin wraps its add view in one).
     """
     grant_list = list(dict.fromkeys(grants))
     now = timezone.now()
@@ -128,6 +133,7 @@ def token_create(
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
             with transaction.atomic():
+                principal_claim(name=principal, owner=owner, actor=actor, at=now)
                 token = ApiToken.objects.create(
                     prefix=raw[:VISIBLE_PREFIX_LENGTH],
                     token_hash=token_hash(raw),

@@ -9,7 +9,14 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from powercontext.access.models import AccessChange, ApiToken, TokenGrant
+from lifecycle.models import LegalHold
+from powercontext.access.models import (
+    AccessChange,
+    ApiToken,
+    PrincipalGrant,
+    PrincipalRecord,
+    TokenGrant,
+)
 from tests.access.conftest import Holder, Scopes, in_days
 from tests.conftest import ApiClient, create_scope
 
@@ -82,21 +89,107 @@ def test_a_scope_admin_mints_on_its_scope(
     assert ApiToken.objects.get(pk=response.json()["token_id"]).created_by == "holder"
 
 
-def test_a_scope_admin_cannot_mint_for_a_principal_that_reaches_other_scopes(
-    scopes: Scopes, holder: Callable[..., Holder]
+def test_a_scope_admin_cannot_mint_into_a_principal_the_operator_creates_later(
+    api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
 ) -> None:
-    creator = holder("*:contributor", name="carol")
-    carols_scope = create_scope(creator.client, key="carols")
-    admin = holder(f"{scopes.mine}:admin")
-
-    response = admin.client.post(
+    """Issue 28's reproduction: the early 'ci-bot' token must not become the real one."""
+    alice = holder(f"{scopes.mine}:admin", name="alice")
+    early = alice.client.post(
         "/v1/tokens",
-        {"name": "carol", "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+        {"name": "ci-bot", "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+    )
+    real = api.post(
+        "/v1/tokens",
+        {"name": "ci-bot", "grants": [{"scope": "*", "role": "contributor"}]},
+    )
+    bot, impostor = ApiClient(real.json()["token"]), ApiClient(early.json()["token"])
+    bots_scope = create_scope(bot, key="bots")
+    capture = {"scope_id": bots_scope, "source_id": "s-1", "content": "c"}
+    assert bot.post("/v1/sources/content", capture).status_code == 202
+
+    attempts = [
+        impostor.get(f"/v1/scopes/{bots_scope}/sources"),
+        impostor.post(f"/v1/scopes/{bots_scope}/legal-holds", {"reason": "mine now"}),
+        impostor.post(
+            "/v1/tokens",
+            {"name": "x", "grants": [{"scope": bots_scope, "role": "admin"}]},
+        ),
+    ]
+    held = bot.post(f"/v1/scopes/{bots_scope}/legal-holds", {"reason": "audit"})
+
+    assert (early.status_code, early.json()["name"]) == (201, "alice/ci-bot")
+    assert (real.status_code, real.json()["name"]) == (201, "ci-bot")
+    assert [response.status_code for response in attempts] == [403, 403, 403]
+    assert held.json()["set_by"] == "ci-bot"
+    assert list(LegalHold.objects.values_list("set_by", flat=True)) == ["ci-bot"]
+    assert list(
+        PrincipalGrant.objects.filter(scope_id=bots_scope).values_list(
+            "principal", flat=True
+        )
+    ) == ["ci-bot"]
+    assert dict(PrincipalRecord.objects.values_list("name", "owner")) == {
+        "root": "",
+        "alice": "",
+        "alice/ci-bot": "alice",
+        "ci-bot": "",
+    }
+
+
+def test_a_scope_admin_mints_again_for_its_own_principal_only(
+    api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
+) -> None:
+    alice = holder(f"{scopes.mine}:admin", name="alice")
+    grants = [{"scope": scopes.mine, "role": "viewer"}]
+    first = alice.client.post("/v1/tokens", {"name": "ci-bot", "grants": grants})
+    second = alice.client.post("/v1/tokens", {"name": "ci-bot", "grants": grants})
+    # An operator's principal inside alice's namespace stays the operator's.
+    planted = api.post("/v1/tokens", {"name": "alice/planted", "grants": grants})
+    before = (ApiToken.objects.count(), AccessChange.objects.count())
+    refused = alice.client.post("/v1/tokens", {"name": "planted", "grants": grants})
+
+    assert [first.status_code, second.status_code, planted.status_code] == [201] * 3
+    assert first.json()["name"] == second.json()["name"] == "alice/ci-bot"
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "principal_not_yours"
+    assert (ApiToken.objects.count(), AccessChange.objects.count()) == before
+    assert (
+        AccessChange.objects.filter(
+            action="principal_create", principal="alice/ci-bot"
+        ).count()
+        == 1
     )
 
-    assert response.status_code == 403
-    assert not ApiToken.objects.filter(principal="carol", grants__scope_id=scopes.mine)
-    assert carols_scope
+
+@pytest.mark.parametrize(
+    "name", ["static-token", "local", "system", "admin:bob", "cli:createtoken"]
+)
+def test_reserved_principal_names_are_refused(
+    api: ApiClient, scopes: Scopes, name: str
+) -> None:
+    before = (ApiToken.objects.count(), PrincipalRecord.objects.count())
+
+    response = api.post(
+        "/v1/tokens",
+        {"name": name, "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+    )
+
+    assert response.status_code == 422, response.content
+    assert response.json()["error"]["details"]["reason"] == "reserved"
+    assert (ApiToken.objects.count(), PrincipalRecord.objects.count()) == before
+
+
+def test_a_too_long_namespaced_name_is_refused(
+    scopes: Scopes, holder: Callable[..., Holder]
+) -> None:
+    alice = holder(f"{scopes.mine}:admin", name="a" * 100)
+
+    response = alice.client.post(
+        "/v1/tokens",
+        {"name": "b" * 60, "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+    )
+
+    assert response.status_code == 422, response.content
+    assert not ApiToken.objects.filter(principal__startswith="a" * 100 + "/")
 
 
 @pytest.mark.parametrize(
@@ -445,3 +538,34 @@ def test_every_token_route_answers_a_token_the_caller_cannot_see_as_get_token(
     assert reference.status_code == 404
     assert _access_rows() == before
     assert unseen.client.get(f"/v1/scopes/{scopes.other}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("whose", "status"),
+    [("operators", 403), ("own", 201), ("namespaced", 201)],
+)
+def test_a_scope_admin_rotates_only_tokens_of_principals_it_controls(
+    api: ApiClient,
+    scopes: Scopes,
+    holder: Callable[..., Holder],
+    whose: str,
+    status: int,
+) -> None:
+    """A new secret is a new token of the principal: the minting rule holds."""
+    alice = holder(f"{scopes.mine}:admin", name="alice")
+    grants = [{"scope": scopes.mine, "role": "viewer"}]
+    minted = {
+        "operators": lambda: api.post(
+            "/v1/tokens", {"name": "ci-bot", "grants": grants}
+        ),
+        "namespaced": lambda: alice.client.post(
+            "/v1/tokens", {"name": "ci-bot", "grants": grants}
+        ),
+    }
+    token_id = alice.token_id if whose == "own" else minted[whose]().json()["token_id"]
+    before = ApiToken.objects.count()
+
+    response = alice.client.post(f"/v1/tokens/{token_id}/rotate", {})
+
+    assert response.status_code == status, response.content
+    assert ApiToken.objects.count() == before + (status == 201)

@@ -419,7 +419,11 @@ def world(api: ApiClient) -> World:
         {"reason": "so it blocks nothing"},
     )
     assert released.status_code == 200
-    target, _ = token_create(principal="target", grants=[(scope, Role.CONTRIBUTOR)])
+    # Minted by the scope admin for its own principal, as the API names it
+    # (decision 0031): it may then rotate it too.
+    target, _ = token_create(
+        principal="admin/target", owner="admin", grants=[(scope, Role.CONTRIBUTOR)]
+    )
     return World(scope, other, committed["content"], target.pk, held.json()["hold_id"])
 
 
