@@ -80,6 +80,15 @@ def _redact(
     if source.session_id is not None:
         copies.add(source.session_id)
     _refuse_if_held(scope_id, copies)
+    # Envelopes first: their lock comes before a Source row's change, the order
+    # of every envelope write that captures a note.
+    for envelope in envelopes:
+        envelope_notes_erase(
+            envelope=envelope,
+            digests=digests,
+            principal=principal,
+            request_id=request_id,
+        )
     redaction_id, now = new_id("red"), timezone.now()
     sources_tombstone(ids=[source.pk], run_id=redaction_id, now=now)
     Redaction.objects.create(
@@ -91,13 +100,6 @@ def _redact(
         redacted_at=now,
         request_id=request_id,
     )
-    for envelope in envelopes:
-        envelope_notes_erase(
-            envelope=envelope,
-            digests=digests,
-            principal=principal,
-            request_id=request_id,
-        )
 
 
 def _refuse_if_held(scope_id: str, session_ids: Collection[str]) -> None:

@@ -49,8 +49,11 @@ class Command(ExplainedCommand):
         longer ago than --older-than loses its content and metadata for good and
         stays as a tombstone (identity, position and digests kept, so replays
         still answer the original receipt). Notes under a legal hold and notes a
-        committed handoff cites are kept. The same run clears the working notes
-        of envelopes of sessions closed as long ago, and that text in their
+        committed handoff cites are kept, and so is a note whose text an
+        envelope under a legal hold keeps. The same text kept as working notes
+        by any other envelope of the note's scope, live or in a revision, is
+        erased with the note. The same run clears the working notes of
+        envelopes of sessions closed as long ago, and that text in their
         revisions. Works in batches of its own transactions, skipping rows
         another run holds, so two servers may run it at once. Shows a progress
         bar on a terminal and prints one summary line; --dry-run counts what it
