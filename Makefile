@@ -5,6 +5,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 REF_VENV := .venv-ref
 REF_SERVER_VENV := .venv-bench-ref
+REF_TESTS_VENV := .venv-ref-tests
 PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
@@ -36,6 +37,18 @@ $(REF_SERVER_VENV)/.installed:
 	$(REF_SERVER_VENV)/bin/pip install --quiet 'powercontext[server,cli]==1.4.1'
 	touch $@
 
+# The reference's own test suite (tests/compat/test_reference_suite.py) runs from its
+# sdist (pinned by version and SHA-256, cached and unpacked under var/reference-sdist
+# by tests/compat/reference_tests/sdist.py) in an environment of its own: the tests
+# import the reference package, which must never meet ours (decision 0034).
+$(REF_TESTS_VENV)/.installed:
+	$(PYTHON) -m venv $(REF_TESTS_VENV)
+	$(REF_TESTS_VENV)/bin/pip install --quiet --upgrade pip
+	$(REF_TESTS_VENV)/bin/pip install --quiet 'powercontext[server,cli]==1.4.1' \
+		'pytest==9.2.0' 'time-machine==3.5.0'
+	$(REF_TESTS_VENV)/bin/python tests/compat/reference_tests/sdist.py
+	touch $@
+
 # The env file (.env, or POWERCONTEXT_ENV_FILE) is read by every step; the local
 # settings are forced. localsetup prints URLs for POWERCONTEXT_BIND, as gunicorn binds.
 run: $(VENV)/.installed
@@ -54,13 +67,15 @@ lint: $(VENV)/.installed
 	DJANGO_SETTINGS_MODULE=powercontext.settings.test DATABASE_URL=$(SQLITE_TEST_URL) \
 		$(VENV)/bin/python manage.py makemigrations --check --dry-run
 
-test: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
+test: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed \
+		$(REF_TESTS_VENV)/.installed
 	@$(VENV)/bin/python tests/check_postgres.py "$(PG_URL)"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory test-postgres
 	$(MAKE) --no-print-directory test-sqlite
 
-test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
+test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed \
+		$(REF_TESTS_VENV)/.installed
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not console and not alone"
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider -m "alone and not console"
@@ -107,4 +122,4 @@ bench: $(VENV)/.installed
 	bash bench/run.sh
 
 clean:
-	rm -rf $(VENV) $(REF_VENV) $(REF_SERVER_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(REF_VENV) $(REF_SERVER_VENV) $(REF_TESTS_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache
