@@ -124,9 +124,7 @@ def test_with_c_it_serves_as_configured_from_any_directory(
 ) -> None:
     server = serving_with_c(start, tmp_path, free_port(), workers=2)
 
-    assert "Using worker: powercontext.gunicorn_worker.SharedPollThreadWorker" in (
-        server.output()
-    )
+    assert "Using worker: gthread" in (server.output())
     assert server.output().count("Booting worker with pid") == 2
 
 
