@@ -33,6 +33,8 @@ PRIVATE_NAMES = {
     "_prepare_cursor": "Django DatabaseWrapper's cursor wrapping",
     "pool._pool": "psycopg-pool ConnectionPool's idle deque",
     "__class__ =": "swapping a live object's class",
+    "stderr._out": "Django OutputWrapper's wrapped stream",
+    "stdout._out": "Django OutputWrapper's wrapped stream",
     "cache._cache": "Django RedisCache's client",
     "get_client(": "Django RedisCacheClient's private client getter",
     "_DEFER": "gunicorn gthread's deferred connections",
