@@ -33,6 +33,7 @@ PRIVATE_NAMES = {
     "_prepare_cursor": "Django DatabaseWrapper's cursor wrapping",
     "pool._pool": "psycopg-pool ConnectionPool's idle deque",
     "__class__ =": "swapping a live object's class",
+    "schema_editor._": "Django schema editor's private SQL builders",
     "stderr._out": "Django OutputWrapper's wrapped stream",
     "stdout._out": "Django OutputWrapper's wrapped stream",
     "cache._cache": "Django RedisCache's client",
