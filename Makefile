@@ -51,13 +51,15 @@ $(REF_TESTS_VENV)/.installed:
 
 # The env file (.env, or POWERCONTEXT_ENV_FILE) is read by every step; the local
 # settings are forced. localsetup prints URLs for POWERCONTEXT_BIND, as gunicorn binds.
+# No control socket: gunicorn's default path (~/.gunicorn/gunicorn.ctl) is one per
+# user, and a second checkout's `make run` would take it over.
 run: $(VENV)/.installed
 	@mkdir -p var
 	@export DJANGO_SETTINGS_MODULE=powercontext.settings.local; \
 	$(VENV)/bin/python manage.py migrate --noinput -v 0 && \
 	$(VENV)/bin/python manage.py collectstatic --noinput -v 0 && \
 	$(VENV)/bin/python manage.py localsetup && \
-	exec $(VENV)/bin/gunicorn -c gunicorn.conf.py powercontext.wsgi:application
+	exec $(VENV)/bin/gunicorn -c gunicorn.conf.py --no-control-socket powercontext.wsgi:application
 
 lint: $(VENV)/.installed
 	@mkdir -p var

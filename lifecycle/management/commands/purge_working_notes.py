@@ -13,7 +13,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser, OutputWrapper
 from tqdm import tqdm
 
 from lifecycle.inputs import OLDER_THAN_MAX_SECONDS
@@ -76,7 +76,7 @@ class Command(ExplainedCommand):
         bar = tqdm(
             desc="notes",
             unit="note",
-            file=self.stderr._out,
+            file=ProgressStream(self.stderr),
             disable=None,  # only on a terminal
         )
         try:
@@ -97,6 +97,24 @@ class Command(ExplainedCommand):
             f"{result.skipped_held} held and {result.skipped_cited} cited; "
             f"envelopes cleared: {result.envelopes_cleared}"
         )
+
+
+class ProgressStream:
+    """The command's stderr as tqdm's file: written as given (tqdm's ``\r`` updates
+    need no line ending added) and unstyled, through ``OutputWrapper``'s public
+    ``write``; a terminal or not as the command's stderr is."""
+
+    def __init__(self, out: OutputWrapper) -> None:
+        self.out = out
+
+    def write(self, text: str) -> None:
+        self.out.write(text, style_func=str, ending="")
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return self.out.isatty()
 
 
 __all__ = ["Command", "age"]
