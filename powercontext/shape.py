@@ -3,7 +3,7 @@
 ``gunicorn.conf.py`` sizes the server from here and the settings derive the
 default body limit from the same numbers, so the two never disagree
 (spec/limits.md 1, docs/operations.md "Memory"). Pure Python: gunicorn's master
-imports it before Django is set up.
+imports it before Django is set up (``envfile`` needs no settings either).
 
 The arithmetic: a worker process costs about ``WORKER_BASELINE_BYTES`` at rest,
 and a request may raise it by at most 32 times its body plus 32 MiB. With every
@@ -19,7 +19,8 @@ between 1 MiB and 16 MiB. On 2 CPUs (3 workers x 3 threads) that is 4.75 MiB.
 from __future__ import annotations
 
 import multiprocessing
-import os
+
+from powercontext.settings.envfile import integer_variable
 
 MIB = 1024 * 1024
 WORKER_BASELINE_BYTES = 128 * MIB
@@ -33,15 +34,15 @@ DEFAULT_THREADS = 3
 def workers() -> int:
     """``POWERCONTEXT_WORKERS``, default one more than the CPUs (a worker's threads
     share one GIL; a third process keeps both cores busy while others wait)."""
-    return int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1))
+    return integer_variable("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1)
 
 
 def threads() -> int:
-    return int(os.environ.get("POWERCONTEXT_THREADS", DEFAULT_THREADS))
+    return integer_variable("POWERCONTEXT_THREADS", DEFAULT_THREADS)
 
 
 def memory_budget() -> int:
-    return int(os.environ.get("POWERCONTEXT_MEMORY_BUDGET_BYTES", 2048 * MIB))
+    return integer_variable("POWERCONTEXT_MEMORY_BUDGET_BYTES", 2048 * MIB)
 
 
 def default_body_limit(
