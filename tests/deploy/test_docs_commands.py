@@ -13,7 +13,8 @@
   ``manage.py`` has no Django): every command names the virtual environment's Python.
 - deploying.md and operations.md name one minimum PostgreSQL version, and the test
   server is at least that.
-(docs/deploying.md runs whole in test_deploying.py.)
+(docs/deploying.md runs whole in test_deploying.py, docs/migrating.md's first three
+sections in test_migrating.py.)
 """
 
 from __future__ import annotations
