@@ -3,7 +3,7 @@
 ``gunicorn.conf.py`` sizes the server from here and the settings derive the
 default body limit from the same numbers, so the two never disagree
 (spec/limits.md 1, docs/operations.md "Memory"). Pure Python: gunicorn's master
-imports it before Django is set up (``envfile`` needs no settings either).
+imports it before Django is set up.
 
 The arithmetic: a worker process costs about ``WORKER_BASELINE_BYTES`` at rest,
 and a request may raise it by at most 32 times its body plus 32 MiB. With every
@@ -19,8 +19,7 @@ between 1 MiB and 16 MiB. On 2 CPUs (3 workers x 3 threads) that is 4.75 MiB.
 from __future__ import annotations
 
 import multiprocessing
-
-from powercontext.settings.envfile import integer_variable
+import os
 
 MIB = 1024 * 1024
 WORKER_BASELINE_BYTES = 128 * MIB
@@ -31,18 +30,37 @@ BODY_CEILING = 16 * MIB
 DEFAULT_THREADS = 3
 
 
+# The variables the shape is read from; the settings check them first, so that a
+# value that is no integer is refused with the place it was set.
+VARIABLES = (
+    "POWERCONTEXT_WORKERS",
+    "POWERCONTEXT_THREADS",
+    "POWERCONTEXT_MEMORY_BUDGET_BYTES",
+)
+
+
 def workers() -> int:
     """``POWERCONTEXT_WORKERS``, default one more than the CPUs (a worker's threads
     share one GIL; a third process keeps both cores busy while others wait)."""
-    return integer_variable("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1)
+    return _integer("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1)
 
 
 def threads() -> int:
-    return integer_variable("POWERCONTEXT_THREADS", DEFAULT_THREADS)
+    return _integer("POWERCONTEXT_THREADS", DEFAULT_THREADS)
 
 
 def memory_budget() -> int:
-    return integer_variable("POWERCONTEXT_MEMORY_BUDGET_BYTES", 2048 * MIB)
+    return _integer("POWERCONTEXT_MEMORY_BUDGET_BYTES", 2048 * MIB)
+
+
+def _integer(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not an integer") from None
 
 
 def default_body_limit(

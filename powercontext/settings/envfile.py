@@ -156,19 +156,6 @@ class SettingsEnv(environ.Env):
             ) from None
 
 
-def integer_variable(name: str, default: int) -> int:
-    """``int(os.environ[name])`` or ``default``; a non-integer names its origin."""
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"{variable_origin(name)}: {name}={value!r} is not an integer"
-        ) from None
-
-
 def local_default_notice(env_file: Path | None) -> str:
     """The one line ``manage.py`` prints when it falls back to the local settings."""
     if env_file is not None:

@@ -8,6 +8,9 @@ from powercontext.settings.envfile import SettingsEnv, settings_error
 
 env = SettingsEnv()
 
+for _name in shape.VARIABLES:
+    env.int(_name, default=0)  # refused here with where it was set, if no integer
+
 # Sized so every thread of every worker can hold a worst-case body at once within
 # POWERCONTEXT_MEMORY_BUDGET_BYTES (powercontext/shape.py; docs/operations.md).
 POWERCONTEXT_MAX_BODY_BYTES = env.int(
