@@ -1,7 +1,11 @@
 # The two commands: `make run` and `make test` (see README.md); `make bench` compares
 # this service with the reference server (bench/run.sh, docs/performance.md).
 SHELL := /bin/bash
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Python 3.11 or newer (pyproject.toml): python3.11, the version the suite is run
+# on, when there is one; else the first of python3, python3.13, python3.12 that is new enough.
+PYTHON ?= $(shell for p in python3.11 python3 python3.13 python3.12; do \
+	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	2>/dev/null && command -v $$p && break; done)
 VENV := .venv
 REF_VENV := .venv-ref
 REF_SERVER_VENV := .venv-bench-ref
@@ -10,7 +14,16 @@ PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint test-postgres test-sqlite test-browser test-long bench clean
+.PHONY: run test lint test-postgres test-sqlite test-browser test-long bench clean \
+	host-test host-browser
+
+# What the tests need on this machine (Debian packages, Redis): installed and started
+# by tests/host_setup.sh, loudly, when running as root; otherwise it stops at once
+# and prints the one command to run.
+host-test:
+	@PYTHON=$(PYTHON) bash tests/host_setup.sh test
+host-browser:
+	@CHROMIUM=$(CHROMIUM) bash tests/host_setup.sh browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,7 +82,7 @@ lint: $(VENV)/.installed
 	DJANGO_SETTINGS_MODULE=powercontext.settings.test DATABASE_URL=$(SQLITE_TEST_URL) \
 		$(VENV)/bin/python manage.py makemigrations --check --dry-run
 
-test: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed \
+test: host-test $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed \
 		$(REF_TESTS_VENV)/.installed
 	@$(VENV)/bin/python tests/check_postgres.py "$(PG_URL)"
 	$(MAKE) --no-print-directory lint
@@ -88,13 +101,12 @@ test-sqlite: $(VENV)/.installed $(REF_SERVER_VENV)/.installed
 		-m "not postgres and not console"
 
 # The admin audit console (tests/console): Playwright drives Debian's chromium
-# (CHROMIUM, default /usr/bin/chromium; `apt-get install chromium`, .ci/run does it)
+# (CHROMIUM, default /usr/bin/chromium; make installs Debian's chromium when root)
 # against a live server, screenshots land in var/screenshots/; then every console
 # page is timed at a million Sources on PostgreSQL (seeding takes one to two
 # minutes; the figures land in var/console-timings.txt).
 CHROMIUM ?= /usr/bin/chromium
-test-browser: $(VENV)/.installed
-	@test -x $(CHROMIUM) || { echo ">>> $(CHROMIUM) is missing: apt-get install chromium" >&2; exit 1; }
+test-browser: host-browser $(VENV)/.installed
 	$(VENV)/bin/python -c 'import playwright' 2>/dev/null || $(VENV)/bin/pip install --quiet -e '.[browser]'
 	@mkdir -p var/screenshots
 	POWERCONTEXT_CHROMIUM=$(CHROMIUM) DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider \
