@@ -1,0 +1,4 @@
+/** Every test file, in one process against one live service (`npm test`). */
+import "./types.test.js";
+import "./client.test.js";
+import "./agent.test.js";
