@@ -2,3 +2,4 @@
 import "./types.test.js";
 import "./client.test.js";
 import "./agent.test.js";
+import "./hosts.test.js";
