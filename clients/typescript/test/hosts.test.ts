@@ -153,6 +153,7 @@ describe("docs/hosts.md", () => {
       args: bridgeArgs,
       // npx would run the same binary; HOME keeps mcp-remote's state out of the user's.
       env: { ...entry.env, PATH: process.env.PATH ?? "", HOME: resolve(EXAMPLES, "home") },
+      stderr: "ignore", // its log of every message; the assertions say what failed
     });
     await writesANote(await createMCPClient({ transport }));
   });
