@@ -100,7 +100,19 @@ async function writesANote(mcp: MCPClient): Promise<void> {
   }
 }
 
+// The examples run here, and the one tests/mcp/test_hosts_doc.py runs.
+const RUN_HERE = ["ai-sdk-turn", "ai-sdk-mcp", "claude-code", "cursor", "claude-desktop"];
+const RUN_BY_PYTEST = ["python-mcp"];
+
 describe("docs/hosts.md", () => {
+  test("every example on the page is one a test runs", () => {
+    const page = readFileSync(resolve(REPOSITORY, "docs/hosts.md"), "utf8");
+    const names = [...page.matchAll(/<!-- example: ([\w-]+) -->/g)].map((m) => m[1]);
+    assert.deepEqual(names.sort(), [...RUN_HERE, ...RUN_BY_PYTEST].sort());
+    const fences = page.split("\n").filter((line) => /^```\w+$/.test(line)).length;
+    assert.equal(fences, names.length, "a fenced example without an example marker");
+  });
+
   test("ai-sdk-turn: turn 1 writes a note, turn 2's system prompt carries it", async () => {
     const { runTurn } = await importExample("ai-sdk-turn");
     const scopeId = await newScope(service.client());
