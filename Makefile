@@ -14,7 +14,7 @@ PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint test-postgres test-sqlite test-browser test-long bench clean \
+.PHONY: run test lint test-postgres test-sqlite test-typescript test-browser test-long bench clean \
 	host-test host-browser
 
 # What the tests need on this machine (Debian packages, Redis): installed and started
@@ -88,6 +88,7 @@ test: host-test $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.in
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory test-postgres
 	$(MAKE) --no-print-directory test-sqlite
+	$(MAKE) --no-print-directory test-typescript
 
 test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed \
 		$(REF_TESTS_VENV)/.installed
@@ -99,6 +100,28 @@ test-sqlite: $(VENV)/.installed $(REF_SERVER_VENV)/.installed
 	@mkdir -p var
 	DATABASE_URL=$(SQLITE_TEST_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not postgres and not console"
+
+# The TypeScript client (clients/typescript, docs/hosts.md): Node's test runner against
+# a live server that the tests start (tests/live_server.py), on PostgreSQL and on
+# SQLite. Needs node >= 18.19 and npm: as root, Debian's nodejs and npm are installed
+# when missing (announced); otherwise the target stops with the command to run.
+TS_CLIENT := clients/typescript
+test-typescript: $(VENV)/.installed
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo ">>> node/npm missing: installing Debian's nodejs and npm for the TypeScript client's tests" >&2; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm || \
+				{ echo ">>> installing nodejs/npm FAILED" >&2; exit 1; }; \
+			echo ">>> installed node $$(node --version), npm $$(npm --version)" >&2; \
+		else \
+			echo ">>> node and npm are needed for the TypeScript client's tests: sudo apt-get install nodejs npm" >&2; \
+			exit 1; \
+		fi; \
+	fi
+	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(TS_CLIENT) && npm run --silent typecheck
+	cd $(TS_CLIENT) && POWERCONTEXT_TEST_DATABASE_URL=$(PG_URL) npm test --silent
+	cd $(TS_CLIENT) && POWERCONTEXT_TEST_DATABASE_URL=$(SQLITE_TEST_URL) npm test --silent
 
 # The admin audit console (tests/console): Playwright drives Debian's chromium
 # (CHROMIUM, default /usr/bin/chromium; make installs Debian's chromium when root)
@@ -136,4 +159,5 @@ bench: $(VENV)/.installed
 	bash bench/run.sh
 
 clean:
-	rm -rf $(VENV) $(REF_VENV) $(REF_SERVER_VENV) $(REF_TESTS_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(REF_VENV) $(REF_SERVER_VENV) $(REF_TESTS_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache \
+		$(TS_CLIENT)/node_modules $(TS_CLIENT)/dist

@@ -46,14 +46,20 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 
 class PydanticSchema(OpenApiSerializerExtension):
     """Any pydantic model as a schema component; requests named ``<Model>Request``
-    (validation mode: defaults make fields optional), answers ``<Model>``."""
+    (validation mode: defaults make fields optional), answers ``<Model>``.
+
+    drf-spectacular appends the ``Request`` suffix to a top-level request body itself
+    (``COMPONENT_SPLIT_REQUEST``), so ``get_name`` gives the bare model name; nested
+    models are registered here with the suffix. Either way a model has one request
+    component, named as the generated client types (``clients/typescript``) show it.
+    """
 
     target_class = "pydantic.BaseModel"
     match_subclasses = True
     priority = 1  # above drf-spectacular's own contrib extension
 
     def get_name(self, auto_schema: Any, direction: str) -> str:
-        return _component_name(self.target.__name__, direction)
+        return self.target.__name__
 
     def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         mode = "validation" if direction == "request" else "serialization"

@@ -230,6 +230,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Request bodies are pydantic models, never partial serializers: a PATCH body is
+    # the same component as the PUT's, not a "Patched..." copy.
+    "COMPONENT_SPLIT_PATCH": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "powercontext.api.openapi_links.add_links",

@@ -1,0 +1,5 @@
+/** Every test file, in one process against one live service (`npm test`). */
+import "./types.test.js";
+import "./client.test.js";
+import "./agent.test.js";
+import "./hosts.test.js";
