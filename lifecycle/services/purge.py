@@ -45,7 +45,7 @@ from sources.services import sources_tombstone
 
 from ..identifiers import new_id
 from ..models import PurgeRun
-from ..selectors import held_condition
+from ..selectors import held_condition, hold_applies
 
 BATCH = 500
 Progress = Callable[[int], None]
@@ -288,6 +288,11 @@ def _erase_envelopes(
     while batch := list(envelopes.filter(pk__gt=after).order_by("pk")[:BATCH]):
         for envelope in batch:
             with transaction.atomic(durable=True):
+                # A hold set since the plan was read wins: checked per envelope.
+                if hold_applies(
+                    scope_id=envelope.scope_id, session_id=envelope.session_id
+                ):
+                    continue
                 cleared += envelope_notes_erase(
                     envelope=envelope,
                     digests=None,

@@ -60,6 +60,16 @@ EXCEPTIONS = {
     ("sources", "0008_lifecycle", 6): "runs on SQLite only (no statement here)",
     ("sources", "0008_lifecycle", 7): GUARDS,
     ("lifecycle", "0002_immutability_triggers", 0): GUARDS,
+    # Envelope values addressed by use (docs/decisions/0032): the constraint swap
+    # runs in the migration's one transaction, so old workers' inserts are deduped
+    # by the old or the new constraint (for_notes has a database default); the new
+    # unique index is built while value inserts wait (a short stop on small
+    # tables). The data step only inserts and deletes; notes an old worker writes
+    # between migrate and its restart are stored as other-key values, which is why
+    # the upgrade note asks to apply this migration with envelope writers stopped.
+    ("sessions_app", "0006_envelope_value_use", 0): "see 0006 above",
+    ("sessions_app", "0006_envelope_value_use", 2): "see 0006 above",
+    ("sessions_app", "0006_envelope_value_use", 3): "see 0006 above",
 }
 
 
