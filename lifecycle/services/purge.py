@@ -114,9 +114,11 @@ def purge_run(
         purged, held_copies = _count_all(purgeable, batch)
         envelopes = plan.envelopes.count()
     else:
+        # Closed sessions' envelopes first, so a real run clears the envelopes a
+        # dry run counts; then the notes, each with its remaining copies.
+        envelopes = _erase_envelopes(plan.envelopes, principal, request_id)
         erasure = _Erasure(principal, request_id, run_id, now)
         purged, held_copies = _tombstone_all(purgeable, erasure, batch, progress)
-        envelopes = _erase_envelopes(plan.envelopes, principal, request_id)
     result = PurgeResult(
         run_id,
         dry_run,
