@@ -94,6 +94,7 @@ class EnvelopeValue(AppendOnlyModel):
     value = models.JSONField(decoder=StoredJSONDecoder)
     for_notes = models.BooleanField(
         default=False,
+        db_default=False,  # old workers' inserts during an upgrade (docs/deploying.md)
         help_text="The working notes' value (else any other key's).",
     )
 

@@ -45,7 +45,7 @@ from sources.services import sources_tombstone
 
 from ..identifiers import new_id
 from ..models import PurgeRun
-from ..selectors import held_condition
+from ..selectors import held_condition, hold_applies
 
 BATCH = 500
 Progress = Callable[[int], None]
@@ -114,9 +114,11 @@ def purge_run(
         purged, held_copies = _count_all(purgeable, batch)
         envelopes = plan.envelopes.count()
     else:
+        # Closed sessions' envelopes first, so a real run clears the envelopes a
+        # dry run counts; then the notes, each with its remaining copies.
+        envelopes = _erase_envelopes(plan.envelopes, principal, request_id)
         erasure = _Erasure(principal, request_id, run_id, now)
         purged, held_copies = _tombstone_all(purgeable, erasure, batch, progress)
-        envelopes = _erase_envelopes(plan.envelopes, principal, request_id)
     result = PurgeResult(
         run_id,
         dry_run,
@@ -288,6 +290,11 @@ def _erase_envelopes(
     while batch := list(envelopes.filter(pk__gt=after).order_by("pk")[:BATCH]):
         for envelope in batch:
             with transaction.atomic(durable=True):
+                # A hold set since the plan was read wins: checked per envelope.
+                if hold_applies(
+                    scope_id=envelope.scope_id, session_id=envelope.session_id
+                ):
+                    continue
                 cleared += envelope_notes_erase(
                     envelope=envelope,
                     digests=None,

@@ -83,6 +83,7 @@ class Migration(migrations.Migration):
             model_name="envelopevalue",
             name="for_notes",
             field=models.BooleanField(
+                db_default=False,
                 default=False,
                 help_text="The working notes' value (else any other key's).",
             ),

@@ -5,9 +5,10 @@ one, and then the stored values no remaining revision references. Each envelope
 is pruned in its own short transaction holding its row lock - the lock every
 envelope write takes - so a write never references a value while it is deleted.
 
-An envelope a legal hold covers (its scope or its session) keeps every revision
-and value while the hold lasts: pruning is erasure too, and nothing a hold
-covers is erased. Its old revisions are pruned by the first run after release.
+The caller names the envelopes to keep whole (``keep_whole``): the
+``prune_envelope_revisions`` command, in ``lifecycle``, passes those a legal hold
+covers - pruning is erasure too, and nothing a hold covers is erased; their old
+revisions are pruned by the first run after the release.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
-
-from lifecycle.selectors import held_condition, hold_applies
 
 from ..meta_keys import WORKING_NOTES_KEY
 from ..models import EnvelopeRevision, EnvelopeValue, SessionEnvelope
@@ -38,14 +37,15 @@ class PruneResult:
 
 
 def envelope_revisions_prune(
-    *, progress: Callable[[int, int], None] | None = None
+    *, keep_whole: Q, progress: Callable[[int, int], None] | None = None
 ) -> PruneResult:
     """Delete revisions created before ``now - SESSION_REVISION_RETENTION``.
 
     Never deletes the revision that is its envelope's current version, never a
-    value a remaining revision references, and nothing of an envelope a legal
-    hold covers (counted in ``skipped_held``; checked again under the row lock,
-    so a hold set during the run stops the envelopes it has not reached). Takes
+    value a remaining revision references, and nothing of an envelope that
+    ``keep_whole`` (a condition on ``SessionEnvelope``) selects - counted in
+    ``skipped_held``, checked again under the row lock, so an envelope it selects
+    by then (a hold set during the run) is kept too. Takes
     each affected envelope's row lock in turn (one durable transaction per
     envelope). Calls ``progress(done, total)`` before the first envelope and
     after each. Returns the counts.
@@ -55,15 +55,15 @@ def envelope_revisions_prune(
         envelope_id=OuterRef("pk"), created_at__lt=cutoff
     ).exclude(version=OuterRef("version"))
     prunable = SessionEnvelope.objects.filter(Exists(old))
-    skipped_held = prunable.filter(held_condition()).count()
+    skipped_held = prunable.filter(keep_whole).count()
     envelope_ids = list(
-        prunable.exclude(held_condition()).order_by("pk").values_list("pk", flat=True)
+        prunable.exclude(keep_whole).order_by("pk").values_list("pk", flat=True)
     )
     report = progress or (lambda done, total: None)
     report(0, len(envelope_ids))
     envelopes = revisions = values = 0
     for done, envelope_id in enumerate(envelope_ids, start=1):
-        pruned = _prune_envelope(envelope_id, cutoff)
+        pruned = _prune_envelope(envelope_id, cutoff, keep_whole)
         if pruned is None:
             skipped_held += 1
         else:
@@ -79,17 +79,19 @@ def envelope_revisions_prune(
     )
 
 
-def _prune_envelope(envelope_id: int, cutoff: datetime) -> tuple[int, int] | None:
-    """Prune one envelope: ``(revisions, values)`` deleted, None when held."""
+def _prune_envelope(
+    envelope_id: int, cutoff: datetime, keep_whole: Q
+) -> tuple[int, int] | None:
+    """Prune one envelope: ``(revisions, values)`` deleted, None when kept whole."""
     with transaction.atomic(durable=True):
-        envelope = (
+        version = (
             SessionEnvelope.objects.select_for_update()
-            .only("scope_id", "session_id", "version")
-            .get(pk=envelope_id)
+            .filter(pk=envelope_id)
+            .values_list("version", flat=True)
+            .get()
         )
-        if hold_applies(scope_id=envelope.scope_id, session_id=envelope.session_id):
+        if SessionEnvelope.objects.filter(keep_whole, pk=envelope_id).exists():
             return None
-        version = envelope.version
         revisions, _ = EnvelopeRevision.objects.filter(
             envelope_id=envelope_id, created_at__lt=cutoff, version__lt=version
         ).delete_pruned()

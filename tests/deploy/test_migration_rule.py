@@ -68,6 +68,16 @@ EXCEPTIONS = {
         "fills the new principal table from tokens and grants; old workers never "
         "read it, and the new code creates a missing principal on its first mint"
     ),
+    # Envelope values addressed by use (docs/decisions/0032): the constraint swap
+    # runs in the migration's one transaction, so old workers' inserts are deduped
+    # by the old or the new constraint (for_notes has a database default); the new
+    # unique index is built while value inserts wait (a short stop on small
+    # tables). The data step only inserts and deletes; notes an old worker writes
+    # between migrate and its restart are stored as other-key values, which is why
+    # the upgrade note asks to apply this migration with envelope writers stopped.
+    ("sessions_app", "0006_envelope_value_use", 0): "see 0006 above",
+    ("sessions_app", "0006_envelope_value_use", 2): "see 0006 above",
+    ("sessions_app", "0006_envelope_value_use", 3): "see 0006 above",
 }
 
 

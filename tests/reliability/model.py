@@ -185,10 +185,13 @@ class Scope:
             and envelope.notes_held
         ]
         if not dry_run:
-            for source in notes:
-                source.purged_at = now
             for envelope in envelopes:
                 envelope.erase(None)
+            # No copy of a purged note survives: its text leaves every envelope.
+            for source in notes:
+                source.purged_at = now
+                for envelope in self.envelopes.values():
+                    envelope.erase({source.value.content})
         return {
             "dry_run": dry_run,
             "purged": len(notes),

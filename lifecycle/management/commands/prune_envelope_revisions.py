@@ -3,7 +3,9 @@
 Run it from cron (e.g. daily). It deletes envelope revisions older than the
 retention - never an envelope's latest revision - and the stored values no
 remaining revision references, one envelope per short transaction, printing
-progress on stderr and one summary line on stdout.
+progress on stderr and one summary line on stdout. Envelopes a legal hold covers
+are kept whole, which is why the command lives in ``lifecycle``, the app that
+knows holds.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
+from lifecycle.selectors import held_condition
 from powercontext.cli import ExplainedCommand, ProgressLines
 from sessions_app.services import envelope_revisions_prune
 
@@ -42,7 +45,8 @@ class Command(ExplainedCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = envelope_revisions_prune(
-            progress=ProgressLines(self.stderr, unit="envelopes pruned")
+            keep_whole=held_condition(),
+            progress=ProgressLines(self.stderr, unit="envelopes pruned"),
         )
         self.stdout.write(
             f"Pruned {result.revisions} revisions and {result.values} stored values "
