@@ -10,10 +10,10 @@ the future) stay in the services.
 ``validate_input`` runs a model and turns a failure into one
 ``RequestValidationError`` whose items are ``{type, loc, msg}``, ``loc`` starting
 with where the value was (``body``, ``query``, ``path``). The item types are
-pydantic's, with the few names this API has always used instead
-(``ERROR_TYPES``): ``enum`` for a value outside a fixed set, ``dict_type`` for a
-non-object where an object belongs, ``none_forbidden`` for ``null`` where a value
-is required. The messages are pydantic's own, as the reference's are.
+pydantic's, as the reference's are, with the few names this API has always used
+instead (``ERROR_TYPES``): ``enum`` for a value outside a fixed set (the reference's
+enumerations are enums), ``dict_type`` for a non-object where an object belongs.
+The messages are pydantic's own.
 """
 
 from __future__ import annotations
@@ -56,9 +56,6 @@ ERROR_TYPES = {
     "model_type": "dict_type",
     "model_attributes_type": "dict_type",
 }
-_TYPE_ERRORS = frozenset(
-    {"string_type", "int_type", "bool_type", "list_type", "dict_type", "enum"}
-)
 # No answer lists more problems than this: a body of a million bad items must not
 # become a million error items.
 MAX_ERROR_ITEMS = 20
@@ -101,15 +98,10 @@ def validation_errors(exc: ValidationError, *, where: str) -> list[ErrorItem]:
     """The ``{type, loc, msg}`` items of a pydantic error, ``loc`` under ``where``."""
     items = []
     for error in exc.errors(include_url=False, include_context=False)[:MAX_ERROR_ITEMS]:
+        # As the reference answers: ``null`` or a number where a string of a fixed
+        # set belongs is ``enum``, ``null`` where a string belongs ``string_type``.
         type_ = ERROR_TYPES.get(error["type"], error["type"])
-        msg = error["msg"]
-        given = error.get("input", ...)
-        if type_ in _TYPE_ERRORS and given is None:
-            type_, msg = "none_forbidden", "Input should not be null."
-        elif type_ == "enum" and not isinstance(given, str):
-            # Every enumeration here is of strings: say what was wrong first.
-            type_, msg = "string_type", "Input should be a valid string."
-        items.append(error_item((where, *error["loc"]), type_, msg))
+        items.append(error_item((where, *error["loc"]), type_, error["msg"]))
     return items
 
 
@@ -254,11 +246,19 @@ def bounded(low: int, high: int | None = None) -> Callable[[int], int]:
     """An after-validator keeping an integer within ``low``..``high``."""
 
     def check(value: int) -> int:
-        if value < low or (high is not None and value > high):
-            bound = (
-                f"between {low} and {high}" if high is not None else f"at least {low}"
+        # pydantic's types and words for ``Field(ge=..., le=...)``, as the reference.
+        if value < low:
+            raise PydanticCustomError(
+                "greater_than_equal",
+                "Input should be greater than or equal to {ge}",
+                {"ge": low},
             )
-            raise PydanticCustomError("out_of_range", f"Input should be {bound}.")
+        if high is not None and value > high:
+            raise PydanticCustomError(
+                "less_than_equal",
+                "Input should be less than or equal to {le}",
+                {"le": high},
+            )
         return value
 
     return check

@@ -1,6 +1,9 @@
 """The reference server (PowerContext 1.4.1) run for a test, from ``.venv-bench-ref``.
 
-It binds 127.0.0.1 only, in access mode ``enforced`` with one static token, with
+It binds 127.0.0.1 only, in access mode ``enforced`` with one static token (or
+``disabled``: with access enforced it reports every schema error as
+``invalid_access_request`` without details, so error items are compared with
+access disabled), with
 a clean environment (no provider or proxy variables, no env file) and its data -
 the SQLite database the importer reads - under a directory of the test's own.
 Stopped by its own process id.
@@ -37,7 +40,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def reference_server(data: Path) -> Iterator[ReferenceServer]:
+def reference_server(
+    data: Path, *, access: str = "enforced"
+) -> Iterator[ReferenceServer]:
     """Run the reference server with its data under ``data`` until the block ends."""
     if not SERVER.exists():
         pytest.fail(
@@ -54,9 +59,10 @@ def reference_server(data: Path) -> Iterator[ReferenceServer]:
         "LANG": "C.UTF-8",
         "POWERCONTEXT_HOME": str(home),
         "POWERCONTEXT_SERVER_METRICS_ENABLED": "false",
-        "POWERCONTEXT_SERVER_ACCESS_MODE": "enforced",
-        "POWERCONTEXT_SERVER_AUTH_TOKEN": STATIC_TOKEN,
+        "POWERCONTEXT_SERVER_ACCESS_MODE": access,
     }
+    if access == "enforced":
+        env["POWERCONTEXT_SERVER_AUTH_TOKEN"] = STATIC_TOKEN
     command = [str(SERVER), "server", "run", "--no-env-file"]
     with (data / "server.log").open("wb") as log:
         process = subprocess.Popen(

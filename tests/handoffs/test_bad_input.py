@@ -87,7 +87,7 @@ FINALIZE_CASES = [
     ),
     pytest.param([*S0, "text"], " \n", "string_pattern_mismatch", [*S0, "text"]),
     pytest.param([*S0, "text"], 5, "string_type", [*S0, "text"], id="text-int"),
-    pytest.param([*D, "objective"], None, "none_forbidden", [*D, "objective"]),
+    pytest.param([*D, "objective"], None, "string_type", [*D, "objective"]),
     pytest.param([*D, "disposition"], "done", "enum", [*D, "disposition"]),
     pytest.param(C0, "c-1", "dict_type", C0, id="citation-string"),
     pytest.param(C0, {"source_ref": {}}, "union_tag_not_found", C0, id="no-kind"),

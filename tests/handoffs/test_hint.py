@@ -299,7 +299,7 @@ def test_exact_revision_that_does_not_exist_is_404(api: ApiClient, cited: str) -
         (4001, "less_than_equal"),
         (2000.0, "int_type"),
         (True, "int_type"),
-        (None, "none_forbidden"),
+        (None, "int_type"),
         ("100", "int_type"),
     ],
 )

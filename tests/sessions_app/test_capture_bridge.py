@@ -290,7 +290,7 @@ def test_without_capture_the_source_is_null(
     [
         (5, ["body", "capture"], "dict_type"),
         ({"note_kind": "Inspection"}, ["body", "capture", "note_kind"], "enum"),
-        ({"note_kind": 1}, ["body", "capture", "note_kind"], "string_type"),
+        ({"note_kind": 1}, ["body", "capture", "note_kind"], "enum"),
         ({"source_id": " id"}, ["body", "capture", "source_id"], "padded"),
         ({"source_id": ""}, ["body", "capture", "source_id"], "string_too_short"),
         ({"source_id": "s" * 257}, ["body", "capture", "source_id"], "string_too_long"),

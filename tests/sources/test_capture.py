@@ -301,7 +301,7 @@ def test_unknown_scope_without_a_grant_is_403(
         ({"content": "  \n\t"}, ["body", "content"], "string_pattern_mismatch"),
         ({"content": "x" * 200_001}, ["body", "content"], "string_too_long"),
         ({"content": 5}, ["body", "content"], "string_type"),
-        ({"content": None}, ["body", "content"], "none_forbidden"),
+        ({"content": None}, ["body", "content"], "string_type"),
         ({"source_id": ""}, ["body", "source_id"], "string_too_short"),
         ({"source_id": "   "}, ["body", "source_id"], "string_pattern_mismatch"),
         ({"source_id": " c1"}, ["body", "source_id"], "padded"),

@@ -73,7 +73,7 @@ def test_every_note_kind_is_accepted(api: ApiClient, scope_id: str, kind: str) -
     ("fields", "loc", "type_"),
     [
         ({"note_kind": "Inspection"}, ["body", "note_kind"], "enum"),
-        ({"note_kind": 1}, ["body", "note_kind"], "string_type"),
+        ({"note_kind": 1}, ["body", "note_kind"], "enum"),
         ({"metadata": {}}, ["body", "metadata"], "extra_forbidden"),
         ({"session_id": " "}, ["body", "session_id"], "string_pattern_mismatch"),
         ({"session_id": "s" * 257}, ["body", "session_id"], "string_too_long"),
