@@ -36,6 +36,11 @@ RUN=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=$ROOT/var/server-ab/$RUN
 mkdir -p "$OUT"
 say() { echo ">>> $*" >&2; }
+if [[ " ${SERVERS[*]} " == *" granian "* ]] && [ ! -x "$ROOT/.venv/bin/granian" ]; then
+  say "granian is not in .venv (it is not a dependency of the service):" \
+    "$ROOT/.venv/bin/pip install granian==2.8.7, or AB_SERVERS without granian"
+  exit 1
+fi
 
 PIDS=()
 SHIPPED_DIR=$OUT/shipped
