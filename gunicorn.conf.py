@@ -46,7 +46,7 @@ keepalive = 5  # deploy/nginx.conf closes its idle upstream connections first (4
 # restarting worker pile onto the others.
 max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "500000"))
 max_requests_jitter = 50000
-# Explicit, finite limits (spec/limits.md 4). The longest legal request line - two
+# Explicit, finite limits (docs/api.md). The longest legal request line - two
 # 256-character ids of 4-byte characters percent-encoded (3072 bytes each) and a
 # cursor as this service issues them (at most 512 characters) - is about 7 KB;
 # 8190 is gunicorn's largest finite value (0 would mean unlimited).
