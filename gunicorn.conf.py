@@ -22,10 +22,15 @@ if str(ROOT) not in sys.path:
 from powercontext import shape  # noqa: E402 - needs ROOT on sys.path
 from powercontext.settings.envfile import (  # noqa: E402 - needs ROOT on sys.path
     GUNICORN_CONFIG_MARKER,
+    SettingsEnv,
     env_file_read,
 )
 
 env_file_read()
+# A value that is no integer is refused naming the variable and where it was set.
+env = SettingsEnv()
+for _name in shape.VARIABLES:
+    env.int(_name, default=0)
 os.environ[GUNICORN_CONFIG_MARKER] = str(Path(__file__).resolve())
 # The application is imported from here wherever the server was started.
 chdir = str(ROOT)
@@ -38,15 +43,15 @@ worker_class = "gthread"
 # The settings size the default body limit from the same numbers (shape.py).
 workers = shape.workers()
 threads = shape.threads()
-timeout = int(os.environ.get("POWERCONTEXT_WORKER_TIMEOUT", "30"))
+timeout = env.int("POWERCONTEXT_WORKER_TIMEOUT", default=30)
 graceful_timeout = 30
 keepalive = 5  # deploy/nginx.conf closes its idle upstream connections first (4 s)
 # A safety valve against slow leaks, not a routine: at ~400 requests/s per worker a
 # low limit recycles workers every minute, and the keep-alive connections of the
 # restarting worker pile onto the others.
-max_requests = int(os.environ.get("POWERCONTEXT_MAX_REQUESTS", "500000"))
+max_requests = env.int("POWERCONTEXT_MAX_REQUESTS", default=500000)
 max_requests_jitter = 50000
-# Explicit, finite limits (spec/limits.md 4). The longest legal request line - two
+# Explicit, finite limits (docs/api.md). The longest legal request line - two
 # 256-character ids of 4-byte characters percent-encoded (3072 bytes each) and a
 # cursor as this service issues them (at most 512 characters) - is about 7 KB;
 # 8190 is gunicorn's largest finite value (0 would mean unlimited).

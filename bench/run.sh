@@ -19,7 +19,7 @@
 #      under load at a time (bench/drive.py); one extra run with two wrk threads
 #      to show wrk is not the bottleneck; pgbench with the capture transaction's
 #      shape (bench/pgbench.py);
-#   5. limits phase (spec/limits.md 3): new working notes at c=1 and c=16 with
+#   5. limits phase (docs/api.md): new working notes at c=1 and c=16 with
 #      ours' rate limits on, and again after a restart with every limit 'off',
 #      each pair back to back (on c=1, off c=1, off c=16, on c=16); ours is
 #      restarted with limits on if scale follows;
@@ -33,14 +33,14 @@
 #      worktree (trap on EXIT).
 #
 # The baseline is this service at BENCH_BASELINE_REV (default 6a02b6a, the commit
-# before issue 11's re-cut): checked out with `git worktree add --detach` under
+# before the capture path was re-cut for speed): checked out with `git worktree add --detach` under
 # var/bench/RUN/baseline, migrated into its own fresh database ($BENCH_BASE_DB),
 # started with the same gunicorn and production settings (and the same rate-limit
 # settings) from this checkout's .venv through bench/isolated.py, which keeps this
 # checkout's editable install from supplying modules the old revision lacks.
 #
 # Phases: BENCH_PHASES ("compare limits scale"). `compare` brings `limits` along
-# whenever it measures ours: issue 11's acceptance command is BENCH_PHASES=compare
+# whenever it measures ours: the targets' acceptance command is BENCH_PHASES=compare
 # make bench, and its report includes the limits check. `scale` alone measures
 # ours with limits on.
 #
@@ -419,7 +419,7 @@ compare_phase() {
       --duration "$SECONDS_PER_RUN" --out "$RESULTS/pgbench.json"
   fi
   # The application's own CPU per new note, ours and the baseline's in alternating
-  # rounds (the servers are idle meanwhile): issue 11's CPU target.
+  # rounds (the servers are idle meanwhile): the CPU target (bench/targets.py).
   if [[ " $SERVERS " == *" ours "* && " $SERVERS " == *" baseline "* ]]; then
     say "in-process CPU per new note, ours and the baseline in alternating rounds"
     "${COMMON_ENV[@]}" "$ROOT/.venv/bin/python" bench/inprocess_compare.py \
@@ -429,7 +429,7 @@ compare_phase() {
   fi
 }
 
-limits_phase() {  # new notes with rate limits on (Redis) and off (spec/limits.md 3)
+limits_phase() {  # new notes with rate limits on (Redis) and off (docs/api.md)
   # Each concurrency is measured on and off back to back, alternating which comes
   # first (on c=1, off c=1, off c=16, on c=16): two restarts, and no pair is split
   # by minutes of other runs while the machine's other load comes and goes. Then

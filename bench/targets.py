@@ -11,17 +11,18 @@ from __future__ import annotations
 from flags import run_flags
 from servers import NOISY_CORES
 
-# Issue 11: new working notes at 16 connections against the reference.
+# The performance targets (docs/performance.md, "Targets").
+# New working notes at 16 connections against the reference.
 TARGET_RATIO = 12.0
-# Issue 13: new working notes through MCP tools/call at 16 connections.
+# New working notes through MCP tools/call at 16 connections.
 TARGET_MCP_RATIO = 8.0
-# Issue 11: ours' c=1 p50 at most this fraction of the reference's c=1 p50.
+# Ours' c=1 p50 at most this fraction of the reference's c=1 p50.
 TARGET_P50_C1_FRACTION = 1 / 8
-# Issue 11: in-process CPU per new note at least this much lower than the baseline.
+# In-process CPU per new note at least this much lower than the baseline.
 TARGET_CPU_CUT = 0.30
 TARGET_PGBENCH_FRACTION = 0.30
 TARGET_P99_MS = 50.0
-# spec/limits.md 3: throughput with limits on within 10% of limits off.
+# docs/api.md: throughput with limits on within 10% of limits off.
 TARGET_LIMITS_COST = 0.10
 
 
@@ -150,7 +151,7 @@ def capture_checks(rows: list[dict], ours: dict, pgbench: dict | None) -> list[s
 
 
 def inprocess_checks(inprocess: dict | None) -> list[str]:
-    """Issue 11's CPU target: the application's own CPU per new note (the WSGI
+    """The CPU target: the application's own CPU per new note (the WSGI
     application called in-process, bench/inprocess_compare.py) against the
     baseline revision's, measured in alternating rounds."""
     if not inprocess:

@@ -1,1 +1,1 @@
-"""Evidence resolution and handoff artifacts (spec/handoff.md sections 1 and 2)."""
+"""Evidence resolution and handoff artifacts (docs/api.md)."""

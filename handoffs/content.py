@@ -208,7 +208,7 @@ def content_size_require(content: HandoffContent, *, field: str) -> None:
 
     A handoff is held to the cap of one Source, so that every answer carrying it
     (finalize, commit, continue: the content and at most one check per claim)
-    stays within the response budget (spec/limits.md 2; the settings keep that
+    stays within the response budget (docs/api.md; the settings keep that
     budget at least four such contents).
     """
     size = len(canonical_json(content.wire()))

@@ -1,4 +1,4 @@
-"""Evidence resolution (spec/handoff.md 1): which cited Sources still resolve.
+"""Evidence resolution (docs/api.md): which cited Sources still resolve.
 
 ``evidence_resolve`` is the one function every consumer calls - the HTTP operation
 ``POST /v1/scopes/{scope_id}/evidence/resolve`` and the handoff operations alike.
@@ -9,7 +9,7 @@ Its guarantees:
   same query tells an unknown scope (no row at all) from missing Sources (NULLs).
   With content asked for, a second query reads the content of the available
   Sources, each identity once however often it is cited.
-- **A bounded answer** (spec/limits.md 2). The first query reads each Source's
+- **A bounded answer** (docs/api.md). The first query reads each Source's
   stored size, not its content; when the available content of all the items
   together would pass ``POWERCONTEXT_MAX_RESPONSE_BYTES``, the call is refused
   (``EvidenceTooLarge``, naming how many leading refs fit) before any content is
@@ -21,7 +21,7 @@ Its guarantees:
   stored one makes the item ``digest_mismatch`` and its content is dropped.
 - **Items in request order**, one per ref, duplicates answered independently.
 
-When several reasons apply, the first wins, in the spec's order: ``not_found``
+When several reasons apply, the first wins, in docs/api.md's order: ``not_found``
 (decided by the absence of a row), then the rules of ``_RULES`` in table order -
 the order of that table *is* the precedence. Whether a note has expired is the
 registry's one definition of availability (``sources.availability``), and so
@@ -132,7 +132,7 @@ def _digest_mismatch(candidate: _Candidate) -> bool:
     return pinned is not None and pinned != candidate.row["content_digest"]
 
 
-# The rules for a Source that exists; their order is the precedence (handoff.md 1:
+# The rules for a Source that exists; their order is the precedence (docs/api.md:
 # ``not_found`` is decided before them, by the absence of a row).
 _RULES: tuple[tuple[Reason, Callable[[_Candidate], bool]], ...] = (
     (Reason.NOT_ELIGIBLE, _not_eligible),

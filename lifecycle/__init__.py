@@ -1,2 +1,2 @@
-"""The lifecycle of Sources and sessions (spec/handoff.md 3): session close, legal
+"""The lifecycle of Sources and sessions (docs/api.md): session close, legal
 holds, purge and redaction with tombstones."""

@@ -5,7 +5,7 @@ RFC 8785 fixes key order, whitespace and number formatting, so ``{"a": 1.0}`` an
 
 The serialiser here produces exactly the bytes of the ``rfc8785`` package (a
 property test compares them) while keeping every request's cost bounded
-(spec/limits.md 1): it walks the value with an explicit stack, so nesting as deep
+(docs/operations.md): it walks the value with an explicit stack, so nesting as deep
 as the JSON parser admits cannot exhaust Python's recursion limit, it copies no
 container, and it writes strings with the C JSON encoder, whose escaping is the
 one RFC 8785 prescribes (``"``, ``\\`` and U+0000..U+001F, short forms where

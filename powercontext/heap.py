@@ -1,5 +1,5 @@
 """The C heap of a worker process: what a large request leaves behind goes back to
-the system (docs/operations.md, "Memory"; spec/limits.md 1). No-ops off glibc."""
+the system (docs/operations.md, "Memory"). No-ops off glibc."""
 
 from __future__ import annotations
 

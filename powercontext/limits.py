@@ -1,4 +1,4 @@
-"""The documented limits of what one request may hold (spec/limits.md 1).
+"""The documented limits of what one request may hold (docs/operations.md).
 
 Every list a request body may carry has a maximum length here, refused with 422
 (``too_long``) above it - never a database error - and listed in docs/api.md.

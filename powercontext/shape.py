@@ -2,7 +2,7 @@
 
 ``gunicorn.conf.py`` sizes the server from here and the settings derive the
 default body limit from the same numbers, so the two never disagree
-(spec/limits.md 1, docs/operations.md "Memory"). Pure Python: gunicorn's master
+(docs/operations.md, "Memory"). Pure Python: gunicorn's master
 imports it before Django is set up.
 
 The arithmetic: a worker process costs about ``WORKER_BASELINE_BYTES`` at rest,

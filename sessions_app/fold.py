@@ -1,7 +1,7 @@
 """The working-notes block a host folds into its model's system prompt.
 
 The block goes between the persona block and the skills block
-(spec/sessions.md 2). It is built only from constant text and the stored notes,
+(docs/api.md). It is built only from constant text and the stored notes,
 so the same notes always give the same bytes: hosts cache system prompts.
 The framing says plainly what the notes are and are not, because the model
 reading it must not take its own earlier notes for facts or orders.

@@ -1,4 +1,4 @@
-"""The envelope's meta rules, in one place (spec/sessions.md 1, 1.1 and 2).
+"""The envelope's meta rules, in one place (docs/sessions-meta.md).
 
 The reserved-key table is ``meta_keys.RESERVED_KEYS``. The whole meta is capped
 at ``SESSION_META_MAX_BYTES``, measured as the UTF-8 bytes of its compact JSON.
@@ -81,7 +81,7 @@ def sanitize_value(key: str, value: Any) -> Scalar | None:
 def sanitize_working_notes(value: Any, *, field: str | None = None) -> str | None:
     """Trimmed notes, or ``None`` for "no notes" (``None`` or blank).
 
-    The single notes rule (spec/sessions.md 2): a string, trimmed, at most
+    The single notes rule (docs/api.md, "Working notes"): a string, trimmed, at most
     ``WORKING_NOTES_MAX_BYTES`` UTF-8 bytes after trimming. Over the cap raises
     ``WorkingNotesTooLarge`` (never truncated); another type raises
     ``InvalidMetaValue``. ``field`` names the notes in the error when they came in

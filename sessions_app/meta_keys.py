@@ -1,4 +1,4 @@
-"""The envelope's reserved-key table, as data (spec/sessions.md 1 and 1.1).
+"""The envelope's reserved-key table, as data (docs/sessions-meta.md).
 
 Each reserved key's type, cap (UTF-8 bytes, read from a setting at call time) and
 owner. Keys outside the table are unknown unless they start with ``x-``

@@ -1,6 +1,6 @@
 """Whether a Source is available to new consumers: decided here and nowhere else.
 
-A Source is ``active`` unless a rule makes it unavailable (spec/handoff.md 3), with
+A Source is ``active`` unless a rule makes it unavailable (docs/api.md), with
 the precedence ``purged > closed > expired > active``:
 
 - ``purged`` - the row is a tombstone (purge or redaction nulled its content);

@@ -12,7 +12,7 @@ exists never touches the head. SQLite has no data-modifying CTEs; there the
 lookup and the writes run as separate statements inside the caller's IMMEDIATE
 transaction. See docs/decisions/0002-position-allocator.md.
 
-A Working Note of a closed session is never appended (spec/handoff.md 3): its
+A Working Note of a closed session is never appended (docs/api.md): its
 statement also looks for the session's closure and, when one exists and the
 identity does not, writes nothing and says so (``JournalOutcome.closed``). Plain
 content keeps the statement without that lookup.

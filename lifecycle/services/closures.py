@@ -1,4 +1,4 @@
-"""Session close (spec/handoff.md 3)."""
+"""Session close (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Legal holds: set and release, each an append-only record (spec/handoff.md 3)."""
+"""Legal holds: set and release, each an append-only record (docs/api.md)."""
 
 from __future__ import annotations
 

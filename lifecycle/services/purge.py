@@ -1,5 +1,5 @@
 """Purge: tombstone Working Notes unavailable for longer than an age, and erase the
-notes of envelopes of sessions closed for longer than it (spec/handoff.md 3).
+notes of envelopes of sessions closed for longer than it (docs/api.md).
 
 A note is a candidate when it was already ``expired`` or ``closed`` at the
 cutoff (``now - older_than``) by the registry's one availability rule

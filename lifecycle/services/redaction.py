@@ -1,6 +1,6 @@
 """Redaction: one Source tombstoned on request, with its copies in envelopes.
 
-For legal erasure requests (spec/handoff.md 3): any Source, a plain one too,
+For legal erasure requests (docs/api.md): any Source, a plain one too,
 becomes a tombstone exactly as purge makes them, whether or not a handoff cites
 it (a committed citation then resolves ``purged``, never to other content). The
 same text kept as working notes in the scope's envelopes, live or in revisions,

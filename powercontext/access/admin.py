@@ -3,7 +3,7 @@
 Tokens are never edited or deleted here: revocation keeps the row for audit.
 Minting follows the API's principal rule (``identities``): a superuser names any
 principal but a reserved one; other staff get principals under ``admin:USER/``.
-Staff permissions mean what they say (spec/limits.md 5): minting needs the add
+Staff permissions mean what they say (docs/operations.md): minting needs the add
 permission and only superusers mint ``*`` grants; revoking needs the change
 permission. A minted secret is shown on a page of its own, never put in a
 message (Django's message storage keeps messages in a cookie the browser and its
@@ -238,7 +238,7 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
 
 @admin.register(AccessChange)
 class AccessChangeAdmin(ReadOnlyAdminMixin, ExactSearchMixin, admin.ModelAdmin):
-    """Every change to tokens and grants, read-only (spec/access.md 1)."""
+    """Every change to tokens and grants, read-only (docs/api.md)."""
 
     list_display = [
         "at",

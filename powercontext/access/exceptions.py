@@ -1,4 +1,4 @@
-"""Errors of token and grant management (spec/access.md 1)."""
+"""Errors of token and grant management (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Principal grants: what every token of a principal holds (spec/access.md 1)."""
+"""Principal grants: what every token of a principal holds (docs/api.md)."""
 
 from __future__ import annotations
 

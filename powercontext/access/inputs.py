@@ -1,4 +1,4 @@
-"""Request models of token and grant management (spec/access.md 1): shape only.
+"""Request models of token and grant management (docs/api.md): shape only.
 
 Who may do what, which scopes exist and whether an expiry is in the future are
 the services' rules (``services.py``, ``rules.py``).

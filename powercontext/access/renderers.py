@@ -1,4 +1,4 @@
-"""Wire shapes of tokens (spec/access.md 1), from domain objects (no queries)."""
+"""Wire shapes of tokens (docs/api.md), from domain objects (no queries)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Who may manage which tokens and grants (spec/access.md 1), as plain predicates.
+"""Who may manage which tokens and grants (docs/api.md), as plain predicates.
 
 An admin grant on a scope manages grants on that scope only; ``*:admin`` manages
 everything, ``*`` grants included. A token is *seen* by a caller that administers

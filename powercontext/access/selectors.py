@@ -1,4 +1,4 @@
-"""Reads of tokens and grants for their managers (spec/access.md 1).
+"""Reads of tokens and grants for their managers (docs/api.md).
 
 A caller sees a token when it administers a scope the token reaches, through
 the token's own grants or its principal's, and then only the grants on scopes it

@@ -1,4 +1,4 @@
-"""Token and grant management over the API (spec/access.md 1): every write.
+"""Token and grant management over the API (docs/api.md): every write.
 
 Each service runs in one durable transaction: it locks the token it changes,
 checks who may (``rules.py``), writes the change and its append-only record

@@ -1,4 +1,4 @@
-"""Token and grant management routes under ``/v1/`` (spec/access.md 1)."""
+"""Token and grant management routes under ``/v1/`` (docs/api.md)."""
 
 from django.urls import path
 

@@ -4,9 +4,9 @@ The admin is the one part of the service that uses cookies: sessions, CSRF
 protection, a logged-in user and flash messages. The API authenticates every
 request with a bearer token and never reads a cookie, so these middlewares only
 cost time there - and CSRF turned a POST to an unknown API route into Django's
-HTML 403 instead of the 404 envelope (spec/limits.md 4: "only the admin uses
-CSRF"). Each class here is Django's own, run only for paths under the admin's
-prefix (``POWERCONTEXT_ADMIN_PATH``); every other path passes straight through.
+HTML 403 instead of the 404 envelope (only the admin uses CSRF; docs/api.md).
+Each class here is Django's own, run only for paths under the admin's prefix
+(``POWERCONTEXT_ADMIN_PATH``); every other path passes straight through.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The admin site: Django's, with failed logins limited and logged.
 
-spec/limits.md 5: failed admin logins are rate limited per client address
+docs/operations.md: failed admin logins are rate limited per client address
 (``POWERCONTEXT_RATE_LIMIT_AUTH_FAILURES``, the same budget as failed API
 authentication but counted apart) and logged. A login is checked before it is
 tried - so a password guessed right after the limit is still refused - and counted

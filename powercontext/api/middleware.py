@@ -163,7 +163,7 @@ class BodySizeLimitMiddleware:
     default one fewer than the worker's threads) are handled at once per worker;
     another is refused at once, unread, with ``Retry-After: 1``. So a thread is
     always left for small requests and the health probes, however many large
-    bodies arrive (spec/limits.md: no input starves the other callers).
+    bodies arrive (docs/api.md: no input starves the other callers).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:

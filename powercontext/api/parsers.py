@@ -40,7 +40,7 @@ def parse_json_object(body: bytes | IO[bytes]) -> dict[str, Any]:
 
     Given the stream, no caller holds the raw bytes: they are dropped once decoded,
     and the text once parsed, so at most one copy of the body is alive beside the
-    parsed value (spec/limits.md 1).
+    parsed value (docs/operations.md).
     """
     text = _utf8_text(body)
     try:

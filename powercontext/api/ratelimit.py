@@ -1,4 +1,4 @@
-"""Rate limits (spec/limits.md 3): per principal for writes and reads, per client
+"""Rate limits (docs/api.md): per principal for writes and reads, per client
 address for failed authentication and failed admin logins.
 
 Each limit is ``N/s``, ``N/min`` or ``off`` (``POWERCONTEXT_RATE_LIMIT_WRITE``,

@@ -9,7 +9,7 @@ rewrites integer literals a client could not send back).
 - ``JSONRenderer`` (DRF's renderer for every API answer) encodes with the C
   encoder and splices ``RawJSON`` values in one pass.
 - ``StreamedJSONResponse`` writes a page item by item, so an answer of many
-  large Sources never sits in the worker twice (spec/limits.md 1 and 2).
+  large Sources never sits in the worker twice (docs/operations.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``GET /metrics``: Prometheus' scrape, for a token with a ``*`` grant.
 
-Exempt from rate limits (spec/limits.md 3) and outside the OpenAPI document: it
+Exempt from rate limits (docs/api.md) and outside the OpenAPI document: it
 answers Prometheus' text format, not JSON. The numbers add up every gunicorn
 worker (``powercontext.metrics``).
 """

@@ -13,7 +13,7 @@ guard is the same SQL with a different name:
 - ``on_postgresql`` - a ``RunPython`` operation running statements only there;
 - ``tombstone_guard`` - the registry's row trigger, on PostgreSQL and SQLite
   alike: DELETE refused, and UPDATE refused unless it is exactly the one
-  tombstone change (spec/handoff.md 3; docs/decisions/0013-tombstones.md).
+  tombstone change (docs/api.md; docs/decisions/0013-tombstones.md).
 
 Django's ``flush`` (the test suite between transactional tests, or an operator
 emptying a database) truncates every table; the project's PostgreSQL backend runs

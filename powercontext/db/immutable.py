@@ -1,6 +1,6 @@
 """Rows written once: the model and queryset layers of every append-only table.
 
-Immutability is guarded in layers (STYLE.md): one writer service per table;
+Immutability is guarded in layers (docs/architecture.md): one writer service per table;
 ``save()`` only inserts; the queryset refuses ``update()``, ``delete()`` and
 ``bulk_update()``; the admin is read-only; and on PostgreSQL triggers refuse
 UPDATE, DELETE and TRUNCATE from any client (``powercontext.db.guards``).

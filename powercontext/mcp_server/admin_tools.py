@@ -1,7 +1,7 @@
-"""Tools for administering access (spec/access.md 1) and the lifecycle (spec/
-handoff.md 3): each the HTTP operation's view, as for every other tool, with its
-grants (admin, contributor for a close) and errors. A minted or rotated secret is
-in the tool's result once, as in the HTTP answer."""
+"""Tools for administering access and the lifecycle (docs/api.md): each the HTTP
+operation's view, as for every other tool, with its grants (admin, contributor for
+a close) and errors. A minted or rotated secret is in the tool's result once, as
+in the HTTP answer."""
 
 from __future__ import annotations
 

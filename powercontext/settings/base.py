@@ -60,7 +60,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-# Where the admin is served (spec/limits.md 5); ``POWERCONTEXT_ADMIN_ENABLED``
+# Where the admin is served (docs/operations.md); ``POWERCONTEXT_ADMIN_ENABLED``
 # turns it off.
 POWERCONTEXT_ADMIN_ENABLED = env.bool("POWERCONTEXT_ADMIN_ENABLED", default=True)
 POWERCONTEXT_ADMIN_PATH = env.str("POWERCONTEXT_ADMIN_PATH", default="admin/")
@@ -176,7 +176,7 @@ POWERCONTEXT_TOKEN_LAST_USED_INTERVAL = env.int(
 # --- Lists ---------------------------------------------------------------------------
 POWERCONTEXT_CURSOR_TTL = env.int("POWERCONTEXT_CURSOR_TTL", default=3600)
 
-# --- Session envelopes (spec/sessions.md; docs/sessions-meta.md) ----------------------
+# --- Session envelopes (docs/api.md; docs/sessions-meta.md) -------------------------
 # Caps are UTF-8 bytes. Code reads them at call time, so tests may override them.
 SESSION_META_MAX_BYTES = env.int("SESSION_META_MAX_BYTES", default=1024 * 1024)
 WORKING_NOTES_MAX_BYTES = env.int("WORKING_NOTES_MAX_BYTES", default=32 * 1024)

@@ -121,9 +121,12 @@ def _assignment(line: str, path: Path, number: int) -> dict[str, tuple[str, int]
 
 
 def variable_origin(name: str) -> str:
-    """Where ``name``'s value came from: the env file and line, or the environment."""
+    """Where ``name``'s value came from: the env file and line, or the environment;
+    for a variable that is not set, where to set it."""
     taken = os.environ.get(FROM_FILE_VARIABLE, "").split(",")
     path = env_file_path()
+    if name not in os.environ:
+        return f"{path or 'the environment (no env file)'} (not set)"
     if name in taken and path is not None:
         line = _assignments(path).get(name, ("", 0))[1]
         return f"{path}, line {line}"

@@ -1,4 +1,4 @@
-"""Rate limits and the cache that counts them (spec/limits.md 3; docs/operations.md,
+"""Rate limits and the cache that counts them (docs/api.md; docs/operations.md,
 "Rate limits and Redis").
 
 Imported by ``base.py``. Each limit is N/s, N/min or off; shared by every worker

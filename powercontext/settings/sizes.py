@@ -1,4 +1,4 @@
-"""Request and answer sizes (spec/limits.md 1 and 2; docs/operations.md, "Memory").
+"""Request and answer sizes (docs/api.md; docs/operations.md, "Memory").
 
 Imported by ``base.py``; kept apart because the numbers depend on each other.
 """

@@ -1,5 +1,5 @@
 """The envelope row lock every envelope write takes, and the session's state read
-with it (spec/handoff.md 3: a closed session's envelope takes no writes)."""
+with it (docs/api.md: a closed session's envelope takes no writes)."""
 
 from __future__ import annotations
 

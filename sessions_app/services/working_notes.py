@@ -2,7 +2,7 @@
 
 Both writes are worker-owned overlays of the single key ``workingNotes``; every
 other key is carried forward. A notes PUT may also ask for the same text to be
-captured as a Source-backed Working Note (spec/sessions.md 2.1) in the same
+captured as a Source-backed Working Note (docs/api.md) in the same
 transaction: the notes are written, then captured, and either both are kept or
 neither is.
 """

@@ -1,4 +1,4 @@
-"""Lifecycle (spec/handoff.md 3): tombstone columns, session closures, and the
+"""Lifecycle (docs/api.md): tombstone columns, session closures, and the
 registry's guard allowing exactly the tombstone change, on PostgreSQL and SQLite.
 
 The new columns are nullable without defaults and ``DROP NOT NULL`` only changes

@@ -40,7 +40,7 @@ class ContentSource(ImmutableModel):
     source_type = models.CharField(max_length=32, default="content")
     source_id = models.CharField(max_length=256)
     position = models.BigIntegerField()
-    # NULL only in a tombstone (purge or redaction, spec/handoff.md 3).
+    # NULL only in a tombstone (purge or redaction, docs/api.md).
     content = models.TextField(  # noqa: DJ001
         null=True, help_text="RFC 8785 canonical JSON of the content value."
     )
@@ -155,7 +155,7 @@ class ContentSource(ImmutableModel):
 
 
 class SessionClosure(ImmutableModel):
-    """That a session ended (spec/handoff.md 3): written once, never changed.
+    """That a session ended (docs/api.md): written once, never changed.
 
     From ``closed_at`` on, the session's Working Notes are ``closed``
     (``sources.availability``) and its envelope refuses writes.

@@ -1,4 +1,4 @@
-"""Pages that stop at the response budget (spec/limits.md 2).
+"""Pages that stop at the response budget (docs/api.md).
 
 No answer carries more than ``POWERCONTEXT_MAX_RESPONSE_BYTES`` of stored
 content, and that is decided before any content is read: a page is read in two

@@ -1,4 +1,4 @@
-"""Reads of session closures (spec/handoff.md 3)."""
+"""Reads of session closures (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -134,7 +134,7 @@ def working_note_capture(
     receipt even after expiry, a different value is a ``SourceConflict``.
 
     A new identity whose session is closed is refused (``SessionClosed``, 409);
-    an existing one replays or conflicts as always (spec/handoff.md 3).
+    an existing one replays or conflicts as always (docs/api.md).
 
     A caller that runs the capture inside its own transaction (the envelope's
     notes bridge) passes its ``log``, written after that transaction; without

@@ -4,7 +4,7 @@ Both run inside the transaction of the lifecycle service that decided them
 (``lifecycle.services``), which also locks what must not change meanwhile.
 
 A tombstone is the one in-place change a Source row may ever undergo
-(spec/handoff.md 3): ``content`` and ``metadata`` become NULL, their sizes 0,
+(docs/api.md): ``content`` and ``metadata`` become NULL, their sizes 0,
 and ``purged_at`` / ``purge_run`` are set, once. Identity, position, both
 digests and the note fields stay, so an exact replay still finds its original
 receipt and a different value is still a conflict. The database enforces that

@@ -262,3 +262,40 @@ def test_a_line_that_is_no_assignment_names_the_file_and_the_line(
 
     assert result.returncode == 1
     assert result.stderr.startswith(f"manage.py: {env_file}, line 6: not NAME=value")
+
+
+def test_gunicorn_names_the_file_and_line_of_a_bad_value(env_file: Path) -> None:
+    env_file.write_text(
+        env_file.read_text() + "POWERCONTEXT_WORKER_TIMEOUT=soon # a typo\n"
+    )
+
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "-c",
+            str(ROOT / "gunicorn.conf.py"),
+            "--check-config",
+            "powercontext.wsgi:application",
+        ],
+        cwd=env_file.parent,
+        env={"PATH": os.environ["PATH"], "POWERCONTEXT_ENV_FILE": str(env_file)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode != 0
+    assert f"{env_file}, line 6: POWERCONTEXT_WORKER_TIMEOUT='soon' is not valid" in (
+        result.stdout + result.stderr
+    )
+
+
+def test_a_missing_required_value_says_where_to_set_it(tmp_path: Path) -> None:
+    env_file = tmp_path / "powercontext.env"
+    env_file.write_text("DJANGO_SETTINGS_MODULE=powercontext.settings.production\n")
+
+    result = manage({"POWERCONTEXT_ENV_FILE": str(env_file)}, "check")
+
+    assert result.returncode == 1
+    assert f"{env_file} (not set): DJANGO_SECRET_KEY: must be set" in result.stderr

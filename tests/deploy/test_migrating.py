@@ -23,6 +23,7 @@ from tests.importing.reference_file import ReferenceFile, payload
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "migrating.md"
 SOURCES = 5
+SCOPE = "scp_" + "0" * 25 + "1"
 
 
 def _reference_with_a_live_wal(home: Path) -> ReferenceFile:
@@ -32,8 +33,10 @@ def _reference_with_a_live_wal(home: Path) -> ReferenceFile:
     file.db.execute("PRAGMA journal_mode=WAL")
     file.db.execute("PRAGMA wal_autocheckpoint=0")
     file.db.commit()
-    file.scope("scp_moved", title="Moved")
-    file.sources("scp_moved", [(f"s{n}", payload(f"s{n}", n)) for n in range(SOURCES)])
+    file.scope(SCOPE, title="Moved")
+    file.sources(
+        SCOPE, [(f"s{n}", payload(f"s{n}", f"text {n}")) for n in range(SOURCES)]
+    )
     file.db.commit()
     assert (file.path.parent / "powercontext.db-wal").stat().st_size > 0
     return file
