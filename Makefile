@@ -1,15 +1,29 @@
 # The two commands: `make run` and `make test` (see README.md); `make bench` compares
 # this service with the reference server (bench/run.sh, docs/performance.md).
 SHELL := /bin/bash
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Python 3.11 or newer (pyproject.toml): python3.11, the version the suite is run
+# on, when there is one; else the first of python3, python3.13, python3.12 that is new enough.
+PYTHON ?= $(shell for p in python3.11 python3 python3.13 python3.12; do \
+	command -v $$p >/dev/null && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	2>/dev/null && command -v $$p && break; done)
 VENV := .venv
 REF_VENV := .venv-ref
 REF_SERVER_VENV := .venv-bench-ref
+REF_TESTS_VENV := .venv-ref-tests
 PG_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint test-postgres test-sqlite test-typescript test-browser test-long bench clean
+.PHONY: run test lint test-postgres test-sqlite test-typescript test-browser test-long bench clean \
+	host-test host-browser
+
+# What the tests need on this machine (Debian packages, Redis): installed and started
+# by tests/host_setup.sh, loudly, when running as root; otherwise it stops at once
+# and prints the one command to run.
+host-test:
+	@PYTHON=$(PYTHON) bash tests/host_setup.sh test
+host-browser:
+	@CHROMIUM=$(CHROMIUM) bash tests/host_setup.sh browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,15 +50,29 @@ $(REF_SERVER_VENV)/.installed:
 	$(REF_SERVER_VENV)/bin/pip install --quiet 'powercontext[server,cli]==1.4.1'
 	touch $@
 
+# The reference's own test suite (tests/compat/test_reference_suite.py) runs from its
+# sdist (pinned by version and SHA-256, cached and unpacked under var/reference-sdist
+# by tests/compat/reference_tests/sdist.py) in an environment of its own: the tests
+# import the reference package, which must never meet ours (decision 0034).
+$(REF_TESTS_VENV)/.installed:
+	$(PYTHON) -m venv $(REF_TESTS_VENV)
+	$(REF_TESTS_VENV)/bin/pip install --quiet --upgrade pip
+	$(REF_TESTS_VENV)/bin/pip install --quiet 'powercontext[server,cli]==1.4.1' \
+		'pytest==9.2.0' 'time-machine==3.5.0'
+	$(REF_TESTS_VENV)/bin/python tests/compat/reference_tests/sdist.py
+	touch $@
+
 # The env file (.env, or POWERCONTEXT_ENV_FILE) is read by every step; the local
 # settings are forced. localsetup prints URLs for POWERCONTEXT_BIND, as gunicorn binds.
+# No control socket: gunicorn's default path (~/.gunicorn/gunicorn.ctl) is one per
+# user, and a second checkout's `make run` would take it over.
 run: $(VENV)/.installed
 	@mkdir -p var
 	@export DJANGO_SETTINGS_MODULE=powercontext.settings.local; \
 	$(VENV)/bin/python manage.py migrate --noinput -v 0 && \
 	$(VENV)/bin/python manage.py collectstatic --noinput -v 0 && \
 	$(VENV)/bin/python manage.py localsetup && \
-	exec $(VENV)/bin/gunicorn -c gunicorn.conf.py powercontext.wsgi:application
+	exec $(VENV)/bin/gunicorn -c gunicorn.conf.py --no-control-socket powercontext.wsgi:application
 
 lint: $(VENV)/.installed
 	@mkdir -p var
@@ -54,14 +82,16 @@ lint: $(VENV)/.installed
 	DJANGO_SETTINGS_MODULE=powercontext.settings.test DATABASE_URL=$(SQLITE_TEST_URL) \
 		$(VENV)/bin/python manage.py makemigrations --check --dry-run
 
-test: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
+test: host-test $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed \
+		$(REF_TESTS_VENV)/.installed
 	@$(VENV)/bin/python tests/check_postgres.py "$(PG_URL)"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory test-postgres
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-typescript
 
-test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed
+test-postgres: $(VENV)/.installed $(REF_VENV)/.installed $(REF_SERVER_VENV)/.installed \
+		$(REF_TESTS_VENV)/.installed
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider \
 		-m "not console and not alone"
 	DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider -m "alone and not console"
@@ -94,13 +124,12 @@ test-typescript: $(VENV)/.installed
 	cd $(TS_CLIENT) && POWERCONTEXT_TEST_DATABASE_URL=$(SQLITE_TEST_URL) npm test --silent
 
 # The admin audit console (tests/console): Playwright drives Debian's chromium
-# (CHROMIUM, default /usr/bin/chromium; `apt-get install chromium`, .ci/run does it)
+# (CHROMIUM, default /usr/bin/chromium; make installs Debian's chromium when root)
 # against a live server, screenshots land in var/screenshots/; then every console
 # page is timed at a million Sources on PostgreSQL (seeding takes one to two
 # minutes; the figures land in var/console-timings.txt).
 CHROMIUM ?= /usr/bin/chromium
-test-browser: $(VENV)/.installed
-	@test -x $(CHROMIUM) || { echo ">>> $(CHROMIUM) is missing: apt-get install chromium" >&2; exit 1; }
+test-browser: host-browser $(VENV)/.installed
 	$(VENV)/bin/python -c 'import playwright' 2>/dev/null || $(VENV)/bin/pip install --quiet -e '.[browser]'
 	@mkdir -p var/screenshots
 	POWERCONTEXT_CHROMIUM=$(CHROMIUM) DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider \
@@ -130,5 +159,5 @@ bench: $(VENV)/.installed
 	bash bench/run.sh
 
 clean:
-	rm -rf $(VENV) $(REF_VENV) $(REF_SERVER_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache \
+	rm -rf $(VENV) $(REF_VENV) $(REF_SERVER_VENV) $(REF_TESTS_VENV) .venv-bench-ref var/static .pytest_cache .mypy_cache .ruff_cache \
 		$(TS_CLIENT)/node_modules $(TS_CLIENT)/dist

@@ -31,9 +31,8 @@ os.environ[GUNICORN_CONFIG_MARKER] = str(Path(__file__).resolve())
 chdir = str(ROOT)
 
 bind = os.environ.get("POWERCONTEXT_BIND", "127.0.0.1:8000")
-# gthread that leaves new connections to a worker with an idle thread
-# (powercontext/gunicorn_worker.py): a burst of connects no longer lands on one worker.
-worker_class = "powercontext.gunicorn_worker.SharedPollThreadWorker"
+# gunicorn's own threaded worker, as released (decision 0035).
+worker_class = "gthread"
 # One worker more than CPUs: a worker's threads share one GIL, and a third process
 # keeps both cores busy while the others wait on PostgreSQL (docs/performance.md).
 # The settings size the default body limit from the same numbers (shape.py).

@@ -3,7 +3,8 @@
 
 Reads the env file first (``POWERCONTEXT_ENV_FILE``, default ``.env`` here), so a
 command sees the configuration the server sees. Without ``DJANGO_SETTINGS_MODULE``
-it uses the local settings and says so in one line on stderr.
+it uses the local settings and says so in one line on stderr. ``--version``
+prints the service's version (``pyproject.toml``), not Django's.
 """
 
 import os
@@ -11,6 +12,11 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:
+        from powercontext.version import VERSION
+
+        print(VERSION)
+        return
     from django.core.exceptions import ImproperlyConfigured
 
     from powercontext.settings.envfile import (

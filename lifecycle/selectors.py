@@ -8,6 +8,8 @@ until its own release. ``held_condition`` is that rule as a filter on Sources,
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -17,6 +19,22 @@ from sources.selectors import scope_require
 
 from .exceptions import LegalHoldNotFound
 from .models import LegalHold
+
+
+@dataclass(frozen=True)
+class HeldCopies:
+    """What holds cover among some sessions of a scope: the whole scope, or these
+    sessions (sorted; every one of them when the scope is held)."""
+
+    scope_held: bool
+    sessions: list[str]
+
+    def __bool__(self) -> bool:
+        return self.scope_held or bool(self.sessions)
+
+    def details(self) -> dict[str, Any]:
+        """The ``legal_hold`` error's details."""
+        return {"scope_held": self.scope_held, "held_sessions": self.sessions}
 
 
 def _active_holds() -> QuerySet[LegalHold]:
@@ -41,6 +59,23 @@ def hold_applies(*, scope_id: str, session_id: str | None) -> bool:
     if session_id is not None:
         covering |= Q(session_id=session_id)
     return _active_holds().filter(covering, scope_id=scope_id).exists()
+
+
+def holds_covering(*, scope_id: str, session_ids: Collection[str]) -> HeldCopies:
+    """Which of ``session_ids`` an active hold covers, and whether one covers the
+    whole scope. One query."""
+    covering = _active_holds().filter(
+        Q(session_id__isnull=True) | Q(session_id__in=sorted(set(session_ids))),
+        scope_id=scope_id,
+    )
+    held = set(covering.values_list("session_id", flat=True))
+    scope_held = None in held
+    return HeldCopies(
+        scope_held=scope_held,
+        sessions=sorted(
+            set(session_ids) if scope_held else {s for s in held if s is not None}
+        ),
+    )
 
 
 def hold_get(*, scope_id: str, hold_id: str) -> LegalHold:

@@ -18,16 +18,18 @@ is required. The messages are pydantic's own, as the reference's are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     AfterValidator,
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     PlainValidator,
     StringConstraints,
+    TypeAdapter,
     ValidationError,
     WithJsonSchema,
 )
@@ -40,6 +42,7 @@ from powercontext.text import (
     LATEST_DATETIME,
     RFC3339,
     format_datetime,
+    number_problem,
     parse_decimal_integer,
     text_problem,
 )
@@ -162,24 +165,39 @@ SourceId = Annotated[
 # --- Times ----------------------------------------------------------------------------
 
 
+# The reference validates its date-times with pydantic's ``AwareDatetime``: a string
+# it refuses gets the error type it would give (``timezone_aware`` for a naive time,
+# ``datetime_from_date_parsing`` for an unparseable one), so a client sees the same
+# ``type`` from both servers. Strings it accepts and we do not (more than 6
+# fractional digits, no seconds, ``+hhmm``) get our own ``datetime_format``.
+_REFERENCE_DATETIME = TypeAdapter(AwareDatetime)
+
+
+def _not_rfc3339(value: str) -> PydanticCustomError:
+    try:
+        _REFERENCE_DATETIME.validate_python(value)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        return PydanticCustomError(first["type"], first["msg"])
+    return PydanticCustomError(
+        "datetime_format",
+        "Input should be an RFC 3339 date-time with an explicit offset "
+        "(Z or +hh:mm) and at most 6 fractional digits.",
+    )
+
+
 def _rfc3339(value: Any) -> datetime:
     if not isinstance(value, str):
         raise PydanticCustomError(
             "datetime_type", "Input should be an RFC 3339 date-time string."
         )
     if not RFC3339.match(value):
-        raise PydanticCustomError(
-            "datetime_format",
-            "Input should be an RFC 3339 date-time with an explicit offset "
-            "(Z or +hh:mm) and at most 6 fractional digits.",
-        )
+        raise _not_rfc3339(value)
     try:
         parsed = datetime.fromisoformat(value.replace("z", "Z").replace("t", "T"))
         instant = parsed.astimezone(UTC)
     except ValueError:
-        raise PydanticCustomError(
-            "datetime_format", "Input should be a valid RFC 3339 date-time."
-        ) from None
+        raise _not_rfc3339(value) from None
     except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1
         instant = None
     if instant is None or not EARLIEST_DATETIME <= instant <= LATEST_DATETIME:
@@ -251,3 +269,56 @@ def unique_items(field: str, values: Sequence[Any]) -> list[tuple[Loc, str, str]
     if len(set(values)) == len(values):
         return []
     return [((field,), "unique_items", "Items must be unique.")]
+
+
+# --- JSON values ----------------------------------------------------------------------
+
+
+def check_json_value(value: Any, loc: Loc) -> None:
+    """Reject unstorable strings (keys too) and non-canonical numbers in ``value``.
+
+    A depth-first walk in document order with one iterator per open container
+    and one shared path: memory grows with the nesting depth, never with the
+    number of values, and a location is built only for a value that fails.
+    """
+    errors: list[ErrorItem] = []
+    path: list[str | int] = list(loc)
+    _check_leaf(value, path, errors)
+    open_containers = [_children(value)] if isinstance(value, (dict, list)) else []
+    while open_containers and len(errors) < MAX_ERROR_ITEMS:
+        entry = next(open_containers[-1], None)
+        if entry is None:
+            open_containers.pop()
+            if open_containers:
+                path.pop()
+            continue
+        key, child = entry
+        if isinstance(key, str) and (key_problem := text_problem(key)):
+            errors.append(
+                error_item(
+                    (*path, key), "string_unstorable", f"Object key {key_problem}."
+                )
+            )
+        path.append(key)
+        if isinstance(child, (dict, list)):
+            open_containers.append(_children(child))
+        else:
+            _check_leaf(child, path, errors)
+            path.pop()
+    if errors:
+        raise RequestValidationError(errors[:MAX_ERROR_ITEMS])
+
+
+def _children(container: dict[str, Any] | list[Any]) -> Iterator[tuple[Any, Any]]:
+    if isinstance(container, dict):
+        return iter(container.items())
+    return enumerate(container)
+
+
+def _check_leaf(node: Any, path: list[str | int], errors: list[ErrorItem]) -> None:
+    if isinstance(node, str) and (problem := text_problem(node)):
+        errors.append(error_item(path, "string_unstorable", f"String {problem}."))
+    elif isinstance(node, (int, float)) and (problem := number_problem(node)):
+        errors.append(
+            error_item(path, "number_unsupported", f"Number invalid: {problem}.")
+        )

@@ -102,9 +102,9 @@ def _pool_stats_collect() -> None:
     from django.db import connections  # here: this module must load without Django
 
     for alias in connections:
-        # The PostgreSQL backend keeps one pool per alias per process (class-level).
-        pools = getattr(connections[alias], "_connection_pools", {})
-        pool = pools.get(alias)
+        # The PostgreSQL backend's pool for the alias, one per process; None
+        # without one (no ``pool`` option), absent on SQLite.
+        pool = getattr(connections[alias], "pool", None)
         if pool is None:
             continue
         stats: dict[str, Any] = pool.pop_stats()

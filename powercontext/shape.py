@@ -30,18 +30,37 @@ BODY_CEILING = 16 * MIB
 DEFAULT_THREADS = 3
 
 
+# The variables the shape is read from; the settings check them first, so that a
+# value that is no integer is refused with the place it was set.
+VARIABLES = (
+    "POWERCONTEXT_WORKERS",
+    "POWERCONTEXT_THREADS",
+    "POWERCONTEXT_MEMORY_BUDGET_BYTES",
+)
+
+
 def workers() -> int:
     """``POWERCONTEXT_WORKERS``, default one more than the CPUs (a worker's threads
     share one GIL; a third process keeps both cores busy while others wait)."""
-    return int(os.environ.get("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1))
+    return _integer("POWERCONTEXT_WORKERS", multiprocessing.cpu_count() + 1)
 
 
 def threads() -> int:
-    return int(os.environ.get("POWERCONTEXT_THREADS", DEFAULT_THREADS))
+    return _integer("POWERCONTEXT_THREADS", DEFAULT_THREADS)
 
 
 def memory_budget() -> int:
-    return int(os.environ.get("POWERCONTEXT_MEMORY_BUDGET_BYTES", 2048 * MIB))
+    return _integer("POWERCONTEXT_MEMORY_BUDGET_BYTES", 2048 * MIB)
+
+
+def _integer(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not an integer") from None
 
 
 def default_body_limit(

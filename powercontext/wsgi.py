@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 from django.urls import get_resolver
 
-from powercontext.api.request_signals import lean_request_signals
+from powercontext.api.wsgi_input import ChunkedBodyLength
 from powercontext.settings.envfile import GUNICORN_CONFIG_MARKER, ROOT, env_file_read
 
 
@@ -33,8 +33,8 @@ env_file_read()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "powercontext.settings.production")
 gunicorn_config_check()
 
-application = get_wsgi_application()
-lean_request_signals()
+# A chunked body is read (up to the limit) and given a length before Django runs.
+application = ChunkedBodyLength(get_wsgi_application())
 
 # The URL conf - every view, and through /mcp the MCP types - is loaded now, as the
 # worker starts, not inside its first request: imported there, its long-lived

@@ -4,9 +4,10 @@
 ``meta`` in one JSON column so that a read is one indexed query. Every accepted
 write also appends an ``EnvelopeRevision``. A revision keeps small values in its
 own row and refers to the others - and to the notes, whatever their size - by the
-SHA-256 digest of an ``EnvelopeValue``, stored once per envelope: a 512 KiB persona
-snapshot that does not change is stored once, not once per write
-(docs/decisions/0101-envelope-revisions.md).
+SHA-256 digest of an ``EnvelopeValue``, stored once per envelope and use (the notes,
+or the other keys): a 512 KiB persona snapshot that does not change is stored once,
+not once per write (docs/decisions/0101-envelope-revisions.md,
+0032-erasure-and-holds.md).
 
 Revisions and values are never updated. They are guarded in layers: the write
 services are their only writers; ``save()`` refuses updates; their QuerySets
@@ -75,7 +76,11 @@ class SessionEnvelope(models.Model):
 
 
 class EnvelopeValue(AppendOnlyModel):
-    """One meta value of one envelope, addressed by the digest of its canonical JSON."""
+    """One meta value of one envelope, addressed by the digest of its canonical JSON
+    and by its use: the working notes' values are rows of their own (``for_notes``),
+    never shared with another key holding the same value, so erasing a notes text
+    (purge, redaction) deletes only what the notes used and never a value that
+    another key's revisions still refer to."""
 
     envelope = models.ForeignKey(
         SessionEnvelope,
@@ -87,16 +92,22 @@ class EnvelopeValue(AppendOnlyModel):
         max_length=64, help_text="Hex SHA-256 of the value's RFC 8785 JSON."
     )
     value = models.JSONField(decoder=StoredJSONDecoder)
+    for_notes = models.BooleanField(
+        default=False,
+        help_text="The working notes' value (else any other key's).",
+    )
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["envelope", "digest"], name="sessions_value_digest_uniq"
+                fields=["envelope", "for_notes", "digest"],
+                name="sessions_value_use_digest_uniq",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.envelope_id}:{self.digest[:12]}"
+        use = "notes" if self.for_notes else "meta"
+        return f"{self.envelope_id}:{use}:{self.digest[:12]}"
 
 
 class EnvelopeRevision(AppendOnlyModel):

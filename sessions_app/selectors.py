@@ -122,10 +122,14 @@ def revision_meta(revision: EnvelopeRevision) -> dict[str, Any]:
     to, read from its envelope's stored values (one query). A value that purge or
     redaction erased reads as ``ERASED``."""
     digests: dict[str, str] = revision.value_digests
-    values = dict(
-        EnvelopeValue.objects.filter(
+    values = {
+        (for_notes, digest): value
+        for for_notes, digest, value in EnvelopeValue.objects.filter(
             envelope_id=revision.envelope_id, digest__in=set(digests.values())
-        ).values_list("digest", "value")
-    )
-    meta = {key: values.get(digest, ERASED) for key, digest in digests.items()}
+        ).values_list("for_notes", "digest", "value")
+    }
+    meta = {
+        key: values.get((key == WORKING_NOTES_KEY, digest), ERASED)
+        for key, digest in digests.items()
+    }
     return dict(sorted({**revision.inline_values, **meta}.items()))

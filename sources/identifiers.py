@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 
 _CROCKFORD = (
     "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lowercase: no i l o u
 )
+
+# A scope id as this service and the reference server generate them.
+SCOPE_ID = re.compile(r"scp_[0-9a-hjkmnp-tv-z]{26}")
+
+
+def is_scope_id(text: str) -> bool:
+    """Whether ``text`` has the generated form (``scp_`` + 26 Crockford digits)."""
+    return SCOPE_ID.fullmatch(text) is not None
 
 
 def new_scope_id() -> str:

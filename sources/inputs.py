@@ -212,3 +212,78 @@ class SourceAuditQuery(PageQuery):
             note_kind=self.note_kind,
             state=None if self.state is None else Availability(self.state),
         )
+
+
+# --- Memory (the reference client's legacy operations, all refused) ------------------
+# The reference's request models, field for field, so a malformed request gets the
+# same error items; ``sources.memory`` then refuses every valid one.
+
+MemoryKind = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+MemoryText = Annotated[str, StringConstraints(min_length=1)]
+MemoryReason = Annotated[str, StringConstraints(max_length=512)]
+
+
+class MemoryScope(StrictInput):
+    """``flush_memory``, ``get_memory_capacity``."""
+
+    scope_id: Identity
+
+
+class RememberMemory(StrictInput):
+    scope_id: Identity
+    kind: MemoryKind
+    text: MemoryText
+    reason: MemoryReason | None = None
+    expected_revision: Annotated[int, Field(ge=1)] | None = None
+
+
+class SearchMemory(StrictInput):
+    tag_filter: dict[str, Any] | None = None
+    scope_id: Identity
+    query: Annotated[str, StringConstraints(min_length=1, max_length=8192)]
+    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    mode: Literal["auto", "fts", "vector", "hybrid"] = "auto"
+
+
+class ListMemoryEntries(StrictInput):
+    tag_filter: dict[str, Any] | None = None
+    scope_id: Identity
+    include_inactive: bool = False
+    limit: Annotated[int, Field(ge=1, le=100)] = 50
+    cursor: Annotated[str, StringConstraints(min_length=1)] | None = None
+
+
+class GetMemoryEntry(StrictInput):
+    scope_id: Identity
+    citation: dict[str, Any] | None = None
+    target: dict[str, Any] | None = None
+
+    def cross_field_errors(self) -> Iterable[tuple[Loc, str, str]]:
+        present = [
+            name for name in ("citation", "target") if name in self.model_fields_set
+        ]
+        if len(present) != 1 or getattr(self, present[0]) is None:
+            yield (
+                (),
+                "value_error",
+                "Value error, exactly one non-null address is required",
+            )
+
+
+class ReviseMemoryEntry(StrictInput):
+    scope_id: Identity
+    citation: dict[str, Any]
+    kind: MemoryKind
+    text: MemoryText
+    reason: MemoryReason | None = None
+
+
+class RetireMemoryEntry(StrictInput):
+    scope_id: Identity
+    citation: dict[str, Any]
+    reason: MemoryReason | None = None
+
+
+class ListMemoryChanges(StrictInput):
+    scope_id: Identity
+    since_revision: Annotated[int, Field(ge=0)] | None = None

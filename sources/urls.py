@@ -11,7 +11,7 @@ an id ending in ``/attempts`` or ``/window`` can never be read as another route
 
 from django.urls import path, register_converter
 
-from . import views
+from . import memory_views, views
 
 
 class IdentityConverter:
@@ -44,11 +44,17 @@ first_urlpatterns = [
         name="capture-working-note",
     ),
     path("sources/content", views.CaptureContentView.as_view(), name="capture-content"),
+    # Before SCOPE, which would read ``default`` as a scope id (no scope id is).
+    path("scopes/default", views.DefaultScopeView.as_view(), name="scope-default"),
     path(SCOPE, views.ScopeDetailView.as_view(), name="scope-detail"),
     path("scopes", views.ScopeCollectionView.as_view(), name="scope-collection"),
 ]
 
 urlpatterns = [
+    *(
+        path(f"memory/{route}", view.as_view(), name=f"memory-{name}")
+        for route, name, view in memory_views.ROUTE_VIEWS
+    ),
     path(
         f"{SCOPE}/sources",
         views.SourceCollectionView.as_view(),

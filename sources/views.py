@@ -86,6 +86,27 @@ class ScopeCollectionView(APIView):
         return Response(scope_descriptor(scope), status=201)
 
 
+class DefaultScopeView(APIView):
+    @documented(
+        "get_default_scope",
+        tags=SCOPES,
+        answers={200: schemas.ScopeDescriptor},
+        errors=(),
+    )
+    def get(self, request: Request) -> Response:
+        principal = principal_of(request)
+        scope_id = selectors.default_scope_id(principal=principal)
+        if scope_id is None:  # the first call creates it, as a new scope
+            authorize_everywhere(principal, Role.CONTRIBUTOR)
+            scope = services.default_scope_create(
+                principal=principal, request_id=request_id_of(request)
+            )
+        else:
+            authorize(principal, scope_id, Role.VIEWER)
+            scope = selectors.scope_get(scope_id=scope_id)
+        return Response(scope_descriptor(scope))
+
+
 class ScopeDetailView(APIView):
     @documented(
         "get_scope",

@@ -7,6 +7,12 @@ cutoff (``now - older_than``) by the registry's one availability rule
 skipped, and so is one pinned by a committed handoff revision (its lineage):
 purge never makes a committed citation unavailable.
 
+No copy of a purged note survives: the same text kept as working notes by any
+envelope of its scope (a note bridged from the envelope, live or in a revision,
+open session or closed) is erased in the transaction that tombstones the note.
+So a note whose text an envelope under a legal hold keeps is skipped as held:
+the purge erases every copy of a note or none.
+
 Bounded work: candidates are taken in batches of ``batch`` ids, each batch in a
 short durable transaction that locks only its own rows (``FOR UPDATE SKIP
 LOCKED`` on PostgreSQL) and tombstones those not yet tombstones. Two purges
@@ -27,8 +33,10 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from handoffs.models import HandoffLineage
+from powercontext.canonical import canonical_sha256
+from powercontext.jsonvalues import stored_json_loads
 from powercontext.principals import Principal
-from sessions_app.models import SessionEnvelope
+from sessions_app.models import EnvelopeValue, SessionEnvelope
 from sessions_app.services import envelope_notes_erase, notes_kept_condition
 from sources.availability import Availability, availability_condition
 from sources.models import ContentSource, SessionClosure
@@ -103,12 +111,19 @@ def purge_run(
     run_id = new_id("run")
     skipped_held, skipped_cited = held.count(), cited.count()
     if dry_run:
-        purged, envelopes = purgeable.count(), plan.envelopes.count()
+        purged, held_copies = _count_all(purgeable, batch)
+        envelopes = plan.envelopes.count()
     else:
-        purged = _tombstone_all(purgeable, run_id, now, batch, progress)
+        erasure = _Erasure(principal, request_id, run_id, now)
+        purged, held_copies = _tombstone_all(purgeable, erasure, batch, progress)
         envelopes = _erase_envelopes(plan.envelopes, principal, request_id)
     result = PurgeResult(
-        run_id, dry_run, purged, skipped_held, skipped_cited, envelopes
+        run_id,
+        dry_run,
+        purged,
+        skipped_held + held_copies,
+        skipped_cited,
+        envelopes,
     )
     PurgeRun.objects.create(
         scope_id=scope_id,
@@ -141,29 +156,127 @@ def _cited() -> Q:
     return Q(Exists(HandoffLineage.objects.filter(source_id=OuterRef("pk"))))
 
 
+@dataclass(frozen=True)
+class _Erasure:
+    """Who erases, and the run the tombstones record."""
+
+    principal: Principal
+    request_id: str
+    run_id: str
+    now: datetime
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """One batch of candidates split by their envelope copies: ``purge`` (ids)
+    and the unheld envelopes keeping their texts, or ``held`` (a held envelope
+    keeps a copy, so the note stays whole)."""
+
+    purge: list[int]
+    held: list[int]
+    copies: dict[int, set[str]]  # envelope id -> the notes digests to erase
+
+
+def _split(rows: list[tuple[int, str, str | None]]) -> _Batch:
+    """Split ``(pk, scope_id, content)`` rows by the envelopes of their scope that
+    keep the same text as working notes (live or in a revision). Two queries."""
+    texts: dict[tuple[str, str], list[int]] = {}
+    for pk, scope_id, content in rows:
+        if content is not None:
+            digest = canonical_sha256(stored_json_loads(content))
+            texts.setdefault((scope_id, digest), []).append(pk)
+    copies = _notes_copies(texts)
+    held_envelopes = set(
+        SessionEnvelope.objects.filter(pk__in=sorted(set().union(*copies.values())))
+        .filter(held_condition())
+        .values_list("pk", flat=True)
+    )
+    held_texts = {text for text, ids in copies.items() if ids & held_envelopes}
+    held_ids = {pk for text in held_texts for pk in texts[text]}
+    erase: dict[int, set[str]] = {}
+    for text, envelope_ids in copies.items():
+        for envelope_id in envelope_ids if text not in held_texts else ():
+            erase.setdefault(envelope_id, set()).add(text[1])
+    purge = [pk for pk, _, _ in rows if pk not in held_ids]
+    return _Batch(purge=purge, held=sorted(held_ids), copies=erase)
+
+
+def _notes_copies(
+    texts: dict[tuple[str, str], list[int]],
+) -> dict[tuple[str, str], set[int]]:
+    """For each ``(scope_id, digest)``, the ids of that scope's envelopes keeping
+    the digest as notes (only texts with a copy). One query."""
+    if not texts:
+        return {}
+    stored = EnvelopeValue.objects.filter(
+        for_notes=True,
+        digest__in=sorted({digest for _, digest in texts}),
+        envelope__scope_id__in=sorted({scope_id for scope_id, _ in texts}),
+    ).values_list("envelope__scope_id", "digest", "envelope_id")
+    copies: dict[tuple[str, str], set[int]] = {}
+    for scope_id, digest, envelope_id in stored:
+        if (scope_id, digest) in texts:
+            copies.setdefault((scope_id, digest), set()).add(envelope_id)
+    return copies
+
+
+def _rows(candidates: QuerySet[ContentSource]) -> QuerySet:
+    return candidates.order_by("pk").values_list("pk", "scope_id", "content")
+
+
+def _count_all(purgeable: QuerySet[ContentSource], batch: int) -> tuple[int, int]:
+    """A dry run: ``(would purge, held by an envelope copy)``, changing nothing."""
+    purged = held = after = 0
+    while rows := list(_rows(purgeable.filter(pk__gt=after))[:batch]):
+        split = _split(rows)
+        purged, held = purged + len(split.purge), held + len(split.held)
+        after = rows[-1][0]
+    return purged, held
+
+
 def _tombstone_all(
     purgeable: QuerySet[ContentSource],
-    run_id: str,
-    now: datetime,
+    erasure: _Erasure,
     batch: int,
     progress: Progress | None,
-) -> int:
-    """Tombstone ``purgeable`` in batches by ascending id; the count changed."""
-    purged, after = 0, 0
+) -> tuple[int, int]:
+    """Tombstone ``purgeable`` in batches by ascending id, each with its envelope
+    copies; ``(tombstoned, held by an envelope copy)``."""
+    purged = held = after = 0
     while True:
         with transaction.atomic(durable=True):
-            ids = list(
-                purgeable.filter(pk__gt=after)
-                .order_by("pk")
-                .select_for_update(skip_locked=True)
-                .values_list("pk", flat=True)[:batch]
+            rows = list(
+                _rows(purgeable.filter(pk__gt=after)).select_for_update(
+                    skip_locked=True
+                )[:batch]
             )
-            if not ids:
-                return purged
-            purged += sources_tombstone(ids=ids, run_id=run_id, now=now)
-        after = ids[-1]
+            if not rows:
+                return purged, held
+            split = _split(rows)
+            # Envelopes first: their lock comes before a Source row's change, the
+            # order of every envelope write that captures a note.
+            _erase_copies(split.copies, erasure)
+            purged += sources_tombstone(
+                ids=split.purge, run_id=erasure.run_id, now=erasure.now
+            )
+            held += len(split.held)
+        after = rows[-1][0]
         if progress is not None:
-            progress(len(ids))
+            progress(len(rows))
+
+
+def _erase_copies(copies: dict[int, set[str]], erasure: _Erasure) -> None:
+    """In the caller's transaction: erase the digests from each envelope, in id
+    order (each under its row lock, taken by the envelope write)."""
+    for envelope in SessionEnvelope.objects.filter(pk__in=sorted(copies)).order_by(
+        "pk"
+    ):
+        envelope_notes_erase(
+            envelope=envelope,
+            digests=copies[envelope.pk],
+            principal=erasure.principal,
+            request_id=erasure.request_id,
+        )
 
 
 def _erase_envelopes(

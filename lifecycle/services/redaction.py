@@ -9,6 +9,7 @@ is erased with it. Capture attempts keep digests only, never text.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
@@ -17,7 +18,6 @@ from django.utils import timezone
 from powercontext.canonical import canonical_sha256
 from powercontext.jsonvalues import stored_json_loads
 from powercontext.principals import Principal
-from sessions_app.models import SessionEnvelope
 from sessions_app.services import envelope_notes_erase, envelopes_holding
 from sources.exceptions import SourceNotFound
 from sources.models import ContentSource
@@ -27,7 +27,7 @@ from sources.services import sources_tombstone
 from ..exceptions import LegalHoldActive
 from ..identifiers import new_id
 from ..models import Redaction
-from ..selectors import hold_applies
+from ..selectors import holds_covering
 
 
 def source_redact(
@@ -43,9 +43,12 @@ def source_redact(
     returns its audit row (``sources.selectors.audit_get``). A Source that is a
     tombstone already is returned as it is, and nothing is recorded.
 
-    Raises ``SourceNotFound`` / ``ScopeNotFound``, and ``LegalHoldActive`` while a
-    hold covers the scope or the note's session. One durable transaction holding
-    the Source row's lock, then each affected envelope's row lock.
+    Raises ``SourceNotFound`` / ``ScopeNotFound``, and ``LegalHoldActive``
+    (details: ``scope_held``, ``held_sessions``) while a hold covers any copy of
+    the text: the scope, the Source's session, or the session of an envelope
+    whose notes hold the same text, live or in a revision - a redaction erases
+    every copy or none. One durable transaction holding the Source row's lock,
+    then each affected envelope's row lock.
     """
     with transaction.atomic(durable=True):
         source = (
@@ -57,19 +60,35 @@ def source_redact(
         if source is None:
             scope_require(scope_id=scope_id)
             raise SourceNotFound()
-        if hold_applies(scope_id=scope_id, session_id=source.session_id):
-            raise LegalHoldActive()
         if source.purged_at is None and source.content is not None:
             _redact(source, reason, principal, request_id)
+        else:
+            _refuse_if_held(scope_id, [source.session_id] if source.session_id else [])
     return audit_get(scope_id=scope_id, source_type=source_type, source_id=source_id)
 
 
 def _redact(
     source: ContentSource, reason: str, principal: Principal, request_id: str
 ) -> None:
-    """In the caller's transaction: the tombstone, its record, the envelopes."""
+    """In the caller's transaction: refuse when a hold covers any copy of the
+    text, else the tombstone, its record, the envelopes."""
     assert source.content is not None
     scope_id = source.scope_id
+    digests = {canonical_sha256(stored_json_loads(source.content))}
+    envelopes = envelopes_holding(scope_id=scope_id, digests=digests)
+    copies = {envelope.session_id for envelope in envelopes}
+    if source.session_id is not None:
+        copies.add(source.session_id)
+    _refuse_if_held(scope_id, copies)
+    # Envelopes first: their lock comes before a Source row's change, the order
+    # of every envelope write that captures a note.
+    for envelope in envelopes:
+        envelope_notes_erase(
+            envelope=envelope,
+            digests=digests,
+            principal=principal,
+            request_id=request_id,
+        )
     redaction_id, now = new_id("red"), timezone.now()
     sources_tombstone(ids=[source.pk], run_id=redaction_id, now=now)
     Redaction.objects.create(
@@ -81,11 +100,11 @@ def _redact(
         redacted_at=now,
         request_id=request_id,
     )
-    digests = {canonical_sha256(stored_json_loads(source.content))}
-    for envelope_id in envelopes_holding(scope_id=scope_id, digests=digests):
-        envelope_notes_erase(
-            envelope=SessionEnvelope.objects.get(pk=envelope_id),
-            digests=digests,
-            principal=principal,
-            request_id=request_id,
-        )
+
+
+def _refuse_if_held(scope_id: str, session_ids: Collection[str]) -> None:
+    """``LegalHoldActive`` naming the holds when one covers the scope or any of
+    ``session_ids`` (the sessions holding a copy of the text)."""
+    held = holds_covering(scope_id=scope_id, session_ids=session_ids)
+    if held:
+        raise LegalHoldActive(details=held.details())

@@ -1,6 +1,8 @@
 """Admin for API tokens: mint (the secret is shown once), view, revoke.
 
 Tokens are never edited or deleted here: revocation keeps the row for audit.
+Minting follows the API's principal rule (``identities``): a superuser names any
+principal but a reserved one; other staff get principals under ``admin:USER/``.
 Staff permissions mean what they say (spec/limits.md 5): minting needs the add
 permission and only superusers mint ``*`` grants; revoking needs the change
 permission. A minted secret is shown on a page of its own, never put in a
@@ -27,13 +29,22 @@ from powercontext.exceptions import InvalidRequest
 from powercontext.principals import ALL_SCOPES, Role
 
 from .changes import Actor
+from .exceptions import PrincipalNotYours
+from .identities import principal_name_for, principal_owned_or_refuse
 from .management.commands.createtoken import grants_check, parse_grant
-from .models import AccessChange, ApiToken, PrincipalGrant, TokenGrant
+from .models import (
+    AccessChange,
+    ApiToken,
+    PrincipalGrant,
+    PrincipalRecord,
+    TokenGrant,
+)
 from .tokens import token_create, token_request_check, token_revoke
 
 # token_request_check's ``details.field`` -> the form field to show it on.
 _FORM_FIELD = {
     "principal": "principal",
+    "name": "principal",
     "grants": "grants_text",
     "expires_at": "expires_at",
 }
@@ -69,6 +80,9 @@ class TokenMintForm(forms.ModelForm):
         return grants
 
     superuser = False  # set per request by ApiTokenAdmin.get_form
+    # None for a superuser (an operator: names any principal); ``admin:USER``
+    # for other staff, whose principals are created under that name.
+    owner: str | None = None
 
     def clean(self) -> dict[str, Any]:
         """The rules ``createtoken`` applies, so the add view never writes bad rows."""
@@ -82,6 +96,10 @@ class TokenMintForm(forms.ModelForm):
             )
             return cleaned
         try:
+            cleaned["principal"] = principal_name_for(
+                requested=cleaned["principal"], owner=self.owner
+            )
+            principal_owned_or_refuse(name=cleaned["principal"], owner=self.owner)
             token_request_check(
                 principal=cleaned["principal"],
                 grants=grants,
@@ -92,6 +110,8 @@ class TokenMintForm(forms.ModelForm):
         except InvalidRequest as exc:
             field = str((exc.details or {}).get("field"))
             self.add_error(_FORM_FIELD.get(field), exc.message)
+        except PrincipalNotYours as exc:
+            self.add_error("principal", exc.message)
         except CommandError as exc:
             self.add_error("grants_text", str(exc))
         return cleaned
@@ -137,10 +157,14 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
     ) -> Any:
         if obj is None:
+            superuser = bool(getattr(request.user, "is_superuser", False))
             kwargs["form"] = type(
                 "TokenMintForm",
                 (TokenMintForm,),
-                {"superuser": bool(getattr(request.user, "is_superuser", False))},
+                {
+                    "superuser": superuser,
+                    "owner": None if superuser else _admin_actor(request).name,
+                },
             )
         return super().get_form(request, obj, change=change, **kwargs)
 
@@ -165,6 +189,7 @@ class ApiTokenAdmin(ExactSearchMixin, admin.ModelAdmin):
             grants=form.cleaned_data["grants_text"],
             expires_at=form.cleaned_data.get("expires_at"),
             actor=_admin_actor(request),
+            owner=form.owner,
         )
         # The admin continues with ``obj``; make it the row the service wrote.
         obj.pk = token.pk
@@ -246,3 +271,14 @@ class PrincipalGrantAdmin(ReadOnlyAdminMixin, ExactSearchMixin, admin.ModelAdmin
     search_fields = ["principal"]
     exact_search_fields = ("principal", "scope_id")
     readonly_fields = ["principal", "scope_id", "role", "created_at"]
+
+
+@admin.register(PrincipalRecord)
+class PrincipalRecordAdmin(ReadOnlyAdminMixin, ExactSearchMixin, admin.ModelAdmin):
+    """Principals: who created each and who may mint for it (decision 0031)."""
+
+    list_display = ["name", "owner", "created_by", "created_at"]
+    search_fields = ["name"]
+    exact_search_fields = ("name", "owner", "created_by")
+    readonly_fields = ["name", "owner", "created_by", "created_at"]
+    ordering = ["name"]

@@ -36,3 +36,13 @@ class BeyondYourLifetime(Forbidden):
     message = (
         "A token cannot give a token (itself included) a later expiry than its own."
     )
+
+
+class PrincipalNotYours(Forbidden):
+    """A mint names a principal that someone else controls."""
+
+    code = "principal_not_yours"
+    message = (
+        "This principal was created by someone else; mint for a new name (it is "
+        "created under yours), or ask a '*:admin' to mint for it."
+    )

@@ -19,6 +19,38 @@ PRINCIPAL_MAX_LENGTH = 150
 GRANT_SCOPE_MAX_LENGTH = 256
 
 
+class PrincipalRecord(models.Model):
+    """A principal: the identity every token of its name acts as.
+
+    Created by the first mint for its name (never deleted, never renamed). Who may
+    mint for it is decided by ``owner`` (``access.identities``): a blank owner is
+    controlled by operators only (``*:admin``, ``createtoken``, a superuser in
+    the admin); otherwise by the principal (or ``admin:USER``) it is namespaced
+    under, whose name it starts with.
+    """
+
+    name = models.CharField(max_length=PRINCIPAL_MAX_LENGTH)
+    owner = models.CharField(
+        max_length=PRINCIPAL_MAX_LENGTH,
+        blank=True,
+        help_text="Who may mint for it besides operators: a principal or admin:USER.",
+    )
+    created_by = models.CharField(
+        max_length=PRINCIPAL_MAX_LENGTH,
+        help_text="Who created it: a principal, admin:USER, cli:NAME or migration.",
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "principal"
+        constraints = [
+            models.UniqueConstraint(fields=["name"], name="api_principal_name_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class ApiToken(models.Model):
     prefix = models.CharField(
         max_length=PREFIX_MAX_LENGTH,
@@ -110,6 +142,7 @@ class AccessAction(models.TextChoices):
     GRANT_ADD = "grant_add"
     GRANT_REMOVE = "grant_remove"
     PRINCIPAL_GRANT_ADD = "principal_grant_add"
+    PRINCIPAL_CREATE = "principal_create"
 
 
 class AccessChange(ImmutableModel):

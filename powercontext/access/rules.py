@@ -71,12 +71,6 @@ def scope_managed_or_refuse(caller: Principal, scope_id: str) -> None:
         raise NotYourScope()
 
 
-def token_visible_or_refuse(caller: Principal, reached: Iterable[str]) -> None:
-    """Raise ``NotYourScope`` (403) unless ``caller`` may see the token."""
-    if not may_see(caller, reached):
-        raise NotYourScope("The token reaches no scope you administer.")
-
-
 def token_touchable_or_refuse(caller: Principal, reached: Iterable[str]) -> None:
     """Raise ``NotYourScope`` (403) unless ``caller`` administers all ``reached``."""
     if not may_touch(caller, reached):

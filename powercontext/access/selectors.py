@@ -20,8 +20,8 @@ from .models import ApiToken, PrincipalGrant
 from .rules import (
     administered_scope_ids,
     may_grant,
+    may_see,
     scope_managed_or_refuse,
-    token_visible_or_refuse,
 )
 
 
@@ -76,24 +76,43 @@ def token_view(
     )
 
 
-def token_find(*, token_id: int) -> ApiToken:
-    """The token ``token_id`` with its grants; ``TokenNotFound``."""
-    token = ApiToken.objects.prefetch_related("grants").filter(pk=token_id).first()
+@dataclass(frozen=True)
+class SeenToken:
+    """A token ``caller`` may see, with what it reaches (scope, role pairs)."""
+
+    token: ApiToken
+    own: list[tuple[str, str]]
+    inherited: list[tuple[str, str]]
+
+    def reached(self) -> list[str]:
+        return [scope for scope, _ in self.own + self.inherited]
+
+
+def token_seen(*, caller: Principal, token_id: int, lock: bool = False) -> SeenToken:
+    """The token ``token_id`` if ``caller`` may see it: the visibility rule of
+    every token route (read, re-date, revoke, rotate, grants).
+
+    Raises ``TokenNotFound`` (404) both when no token has the id and when it
+    reaches no scope ``caller`` administers - the same answer, so token ids
+    cannot be probed. ``lock`` locks the row for the caller's transaction
+    (its grants are then read afresh, never from a prefetch).
+    """
+    tokens = ApiToken.objects.select_for_update() if lock else ApiToken.objects
+    token = tokens.filter(pk=token_id).first()
     if token is None:
         raise TokenNotFound()
-    return token
+    own, inherited = token_reach(token)
+    seen = SeenToken(token, own, inherited)
+    if not may_see(caller, seen.reached()):
+        raise TokenNotFound()
+    return seen
 
 
 def token_get(*, caller: Principal, token_id: int) -> TokenView:
-    """The token ``token_id`` as ``caller`` may see it.
-
-    Raises ``TokenNotFound`` when no token has the id, ``NotYourScope`` (403)
-    when it reaches no scope ``caller`` administers.
-    """
-    token = token_find(token_id=token_id)
-    own, inherited = token_reach(token)
-    token_visible_or_refuse(caller, [scope for scope, _ in own + inherited])
-    return token_view(token, caller=caller, principal_grants=inherited)
+    """The token ``token_id`` as ``caller`` may see it; ``TokenNotFound`` when
+    there is none or ``caller`` may not see it (``token_seen``)."""
+    seen = token_seen(caller=caller, token_id=token_id)
+    return token_view(seen.token, caller=caller, principal_grants=seen.inherited)
 
 
 def token_list(

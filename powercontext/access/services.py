@@ -26,17 +26,18 @@ from .exceptions import (
     BeyondYourLifetime,
     GrantNotFound,
     NotYourScope,
-    TokenNotFound,
     TokenRevoked,
 )
+from .identities import principal_name_for, principal_owned_or_refuse
 from .models import AccessAction, ApiToken, PrincipalGrant, TokenGrant
 from .rules import (
+    administers_everything,
     lifetime_allows,
     may_grant,
     scope_managed_or_refuse,
     token_touchable_or_refuse,
 )
-from .selectors import TokenView, token_reach, token_view
+from .selectors import TokenView, token_reach, token_seen, token_view
 from .tokens import token_create, token_forget, token_request_check, token_revoke_locked
 
 
@@ -48,21 +49,29 @@ def token_mint(
     expires_at: datetime | None,
     request_id: str,
 ) -> tuple[ApiToken, str]:
-    """Mint a token for the principal ``name``; returns the row and its secret.
+    """Mint a token acting as the principal ``name`` gives; returns the row and
+    its secret.
 
-    Raises ``InvalidRequest`` (422) for what ``token_request_check`` refuses;
-    ``NotYourScope`` (403) for a grant on a scope ``caller`` does not administer
-    (``*`` needs ``*:admin``), or a principal whose own grants reach one (its
-    tokens would inherit them); ``BeyondYourLifetime`` (403) for an expiry
-    later than the caller's own; ``ScopeNotFound`` (404) for a scope that does
-    not exist. Nothing is written when it raises.
+    A ``*:admin`` caller names any principal but a reserved one; anyone else
+    gets ``<caller>/<name>``, created on first use and its own
+    (``identities``). Raises ``InvalidRequest`` (422) for what
+    ``token_request_check`` refuses and for a reserved name; ``NotYourScope``
+    (403) for a grant on a scope ``caller`` does not administer (``*`` needs
+    ``*:admin``), or a principal whose own grants reach one (its tokens would
+    inherit them); ``PrincipalNotYours`` (403) for a principal someone else
+    controls; ``BeyondYourLifetime`` (403) for an expiry later than the
+    caller's own; ``ScopeNotFound`` (404) for a scope that does not exist.
+    Nothing is written when it raises.
     """
+    owner = None if administers_everything(caller) else caller.name
+    name = principal_name_for(requested=name, owner=owner)
     token_request_check(
         principal=name, grants=grants, expires_at=expires_at, now=timezone.now()
     )
     for scope_id, _ in grants:
         scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
+        principal_owned_or_refuse(name=name, owner=owner)
         inherited = PrincipalGrant.objects.filter(principal=name).values_list(
             "scope_id", flat=True
         )
@@ -78,6 +87,7 @@ def token_mint(
             grants=grants,
             expires_at=expires_at,
             actor=_actor(caller, request_id),
+            owner=owner,
         )
 
 
@@ -96,30 +106,36 @@ def token_rotate(
 ) -> tuple[ApiToken, str]:
     """A new secret for token ``token_id``'s principal, grants and expiry.
 
-    The old token is revoked at once, or expires ``grace_seconds`` from now
-    (never later than it would have). Raises ``TokenNotFound``,
-    ``NotYourScope``, ``TokenRevoked`` (409, also for an expired token).
+    The old token is revoked at once, or when ``grace_seconds`` from now have
+    passed (a scheduled revocation nothing lifts). A new secret is a new token
+    of the principal, so the rule of minting holds (``identities``): a caller
+    without ``*:admin`` rotates only tokens of its own principal or of one it
+    owns. Raises ``TokenNotFound``, ``NotYourScope``, ``PrincipalNotYours``,
+    ``TokenRevoked`` (409, also for an expired token).
     """
     actor = _actor(caller, request_id)
     with transaction.atomic(durable=True):
         old = _touchable(caller, token_id)
         now = timezone.now()
-        if old.revoked or (old.expires_at is not None and old.expires_at <= now):
+        if _retired(old) or (old.expires_at is not None and old.expires_at <= now):
             raise TokenRevoked()
+        own_principal = administers_everything(caller) or old.principal == caller.name
         token, raw = token_create(
             principal=old.principal,
             grants=[(grant.scope_id, Role(grant.role)) for grant in old.grants.all()],
             expires_at=old.expires_at,
             actor=actor,
+            owner=None if own_principal else caller.name,
             detail={"rotated_from": old.pk},
         )
         if grace_seconds == 0:
             token_revoke_locked(old, actor=actor, at=now)
         else:
-            ends = now + timedelta(seconds=grace_seconds)
-            if old.expires_at is None or ends < old.expires_at:
-                old.expires_at = ends
-                old.save(update_fields=["expires_at"])
+            # A revocation scheduled for the grace's end, not an expiry: no
+            # route re-dates or un-revokes it (``_retired``), so the old secret
+            # is dead for good once the grace ends.
+            old.revoked_at = now + timedelta(seconds=grace_seconds)
+            old.save(update_fields=["revoked_at"])
             token_forget(old)
         change_record(
             actor=actor,
@@ -142,8 +158,9 @@ def token_expiry_set(
     """Give token ``token_id`` a new expiry (None: never).
 
     Raises ``InvalidRequest`` (``not_in_future``), ``TokenNotFound``,
-    ``NotYourScope``, ``TokenRevoked``, and ``BeyondYourLifetime`` when the
-    expiry is later than the caller's own - so a token never extends itself.
+    ``NotYourScope``, ``TokenRevoked`` (also for a token rotated away, whose
+    revocation is scheduled), and ``BeyondYourLifetime`` when the expiry is
+    later than the caller's own - so a token never extends itself.
     """
     now = timezone.now()
     if expires_at is not None and expires_at <= now:
@@ -154,7 +171,7 @@ def token_expiry_set(
         )
     with transaction.atomic(durable=True):
         token = _touchable(caller, token_id)
-        if token.revoked:
+        if _retired(token):
             raise TokenRevoked()
         _lifetime_or_refuse(caller, expires_at)
         before = token.expires_at
@@ -177,14 +194,15 @@ def token_grant_set(
 ) -> TokenView:
     """Give token ``token_id`` ``role`` on ``scope_id`` (replacing its role there).
 
-    Raises ``NotYourScope`` unless ``caller`` administers ``scope_id`` (``*``:
-    ``*:admin``), so no token - the caller's own included - ever gets more than
-    its granter holds; ``TokenNotFound``, ``TokenRevoked``, ``ScopeNotFound``.
+    Raises ``TokenNotFound`` for a token ``caller`` may not see (as
+    ``get_token``); ``NotYourScope`` unless ``caller`` administers ``scope_id``
+    (``*``: ``*:admin``), so no token - the caller's own included - ever gets
+    more than its granter holds; ``TokenRevoked``, ``ScopeNotFound``.
     """
-    scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
-        token = _locked(token_id)
-        if token.revoked:
+        token = token_seen(caller=caller, token_id=token_id, lock=True).token
+        scope_managed_or_refuse(caller, scope_id)
+        if _retired(token):
             raise TokenRevoked()
         _scopes_exist_or_refuse([scope_id])
         grant = TokenGrant.objects.filter(token=token, scope_id=scope_id).first()
@@ -213,12 +231,13 @@ def token_grant_remove(
 ) -> TokenView:
     """Take token ``token_id``'s own grant on ``scope_id`` away.
 
-    Raises ``NotYourScope`` unless ``caller`` administers ``scope_id``;
-    ``TokenNotFound``; ``GrantNotFound`` when the token holds none there.
+    Raises ``TokenNotFound`` for a token ``caller`` may not see (as
+    ``get_token``); ``NotYourScope`` unless ``caller`` administers ``scope_id``;
+    ``GrantNotFound`` when the token holds none there.
     """
-    scope_managed_or_refuse(caller, scope_id)
     with transaction.atomic(durable=True):
-        token = _locked(token_id)
+        token = token_seen(caller=caller, token_id=token_id, lock=True).token
+        scope_managed_or_refuse(caller, scope_id)
         grant = TokenGrant.objects.filter(token=token, scope_id=scope_id).first()
         if grant is None:
             raise GrantNotFound()
@@ -235,24 +254,24 @@ def token_grant_remove(
     return _view(token, caller)
 
 
+def _retired(token: ApiToken) -> bool:
+    """Revoked, or rotated away (revoked when its grace ends): never revived."""
+    return token.revoked or token.revoked_at is not None
+
+
 def _actor(caller: Principal, request_id: str) -> Actor:
     return Actor(caller.name, caller.token_id, request_id)
 
 
-def _locked(token_id: int) -> ApiToken:
-    """Token ``token_id``, locked for the transaction; ``TokenNotFound``."""
-    token = ApiToken.objects.select_for_update().filter(pk=token_id).first()
-    if token is None:
-        raise TokenNotFound()
-    return token
-
-
 def _touchable(caller: Principal, token_id: int) -> ApiToken:
-    """Token ``token_id``, locked, if ``caller`` administers every scope it reaches."""
-    token = _locked(token_id)
-    own, inherited = token_reach(token)
-    token_touchable_or_refuse(caller, [scope for scope, _ in own + inherited])
-    return token
+    """Token ``token_id``, locked, if ``caller`` administers every scope it reaches.
+
+    ``TokenNotFound`` when ``caller`` may not see it (``token_seen``),
+    ``NotYourScope`` when it sees it but does not administer all it reaches.
+    """
+    seen = token_seen(caller=caller, token_id=token_id, lock=True)
+    token_touchable_or_refuse(caller, seen.reached())
+    return seen.token
 
 
 def _view(token: ApiToken, caller: Principal) -> TokenView:

@@ -22,6 +22,7 @@ from powercontext.principals import Grant, Principal, Role
 from powercontext.text import text_problem
 
 from .changes import SYSTEM, Actor, change_record
+from .identities import principal_claim
 from .models import (
     GRANT_SCOPE_MAX_LENGTH,
     PREFIX_MAX_LENGTH,
@@ -110,14 +111,18 @@ def token_create(
     grants: Iterable[tuple[str, Role]],
     expires_at: datetime | None = None,
     actor: Actor = SYSTEM,
+    owner: str | None = None,
     detail: dict[str, Any] | None = None,
 ) -> tuple[ApiToken, str]:
     """Mint a token for ``principal`` with ``grants``; returns the row and the secret.
 
-    The secret is returned once and never stored. Raises ``InvalidRequest``, with
-    nothing written, for what ``token_request_check`` refuses. Writes the ``mint``
-    change record (by ``actor``, with ``detail``) with the token. Runs in its own
-    transaction, or joins the caller's (the admin wraps its add view in one).
+    The secret is returned once and never stored. ``principal`` is claimed for
+    ``owner`` first (``identities.principal_claim``: created when new; None is an
+    operator, who may name any principal). Raises ``InvalidRequest`` for what
+    ``token_request_check`` refuses and ``PrincipalNotYours``, with nothing
+    written. Writes the ``mint`` change record (by ``actor``, with ``detail``)
+    with the token. Runs in its own transaction, or joins the caller's (the
+    admin wraps its add view in one).
     """
     grant_list = list(dict.fromkeys(grants))
     now = timezone.now()
@@ -128,6 +133,7 @@ def token_create(
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
             with transaction.atomic():
+                principal_claim(name=principal, owner=owner, actor=actor, at=now)
                 token = ApiToken.objects.create(
                     prefix=raw[:VISIBLE_PREFIX_LENGTH],
                     token_hash=token_hash(raw),
@@ -179,7 +185,9 @@ def token_revoke_locked(token: ApiToken, *, actor: Actor, at: datetime) -> None:
     """Revoke ``token`` (a row locked by the caller's transaction) and record it."""
     if not token.revoked:
         token.revoked = True
-        token.revoked_at = at
+        # A rotated-away secret keeps the earlier of its scheduled end and now.
+        if token.revoked_at is None or at < token.revoked_at:
+            token.revoked_at = at
         token.save(update_fields=["revoked", "revoked_at"])
         change_record(actor=actor, action=AccessAction.REVOKE, at=at, token=token)
     token_forget(token)
@@ -195,7 +203,10 @@ def token_forget(token: ApiToken) -> None:
 # The token's own grants, then its principal's (every row repeats the token's
 # columns; the first row is always a token-grant row, NULL grant when it has none).
 _TOKEN = ApiToken._meta.db_table
-_COLUMNS = "t.id, t.principal, t.revoked, t.expires_at, t.last_used_at, t.token_hash"
+_COLUMNS = (
+    "t.id, t.principal, t.revoked, t.expires_at, t.last_used_at, t.token_hash, "
+    "t.revoked_at"
+)
 _TOKEN_WITH_GRANTS = (
     f"SELECT 0, {_COLUMNS}, g.scope_id, g.role FROM {_TOKEN} t "
     f"LEFT JOIN {TokenGrant._meta.db_table} g ON g.token_id = t.id "
@@ -276,11 +287,16 @@ def _token_read(query: str, key: str | int) -> Principal:
     token_id, name, revoked = rows[0][:3]
     expires_at, last_used_at = (_aware(value) for value in rows[0][3:5])
     digest = rows[0][5]
+    # A rotated-away token is revoked at the end of its grace (revoked_at in
+    # the future until then); that end holds whatever its expiry says.
+    revoked_at = _aware(rows[0][6])
     now = timezone.now()
-    if revoked:
+    if revoked or (revoked_at is not None and revoked_at <= now):
         raise TokenRejected("revoked token")
     if expires_at is not None and expires_at <= now:
         raise TokenRejected("expired token")
+    if revoked_at is not None and (expires_at is None or revoked_at < expires_at):
+        expires_at = revoked_at  # what the cache checks against now
     interval = timedelta(seconds=settings.POWERCONTEXT_TOKEN_LAST_USED_INTERVAL)
     if last_used_at is None or now - last_used_at >= interval:
         ApiToken.objects.filter(pk=token_id).filter(

@@ -77,7 +77,7 @@ class TokenDetailView(APIView):
         tags=TOKENS,
         path=TokenPath,
         answers={200: schemas.TokenDescriptor},
-        errors=(403, 404),
+        errors=(404,),
     )
     def get(self, request: Request, token_id: str) -> Response:
         path = parse_path(TokenPath, token_id=token_id)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-from typing import Any
 
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
@@ -58,7 +57,7 @@ class BearerTokenAuthentication(BaseAuthentication):
 
     def authenticate(self, request: Request) -> tuple[Principal, str | None] | None:
         if auth_disabled():
-            return self._accept(request, _LOCAL, None)
+            return _LOCAL, None
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
             _failed(request)
@@ -72,7 +71,7 @@ class BearerTokenAuthentication(BaseAuthentication):
             )
         static = settings.POWERCONTEXT_SERVER_AUTH_TOKEN
         if static and hmac.compare_digest(raw.encode(), static.encode()):
-            return self._accept(request, _STATIC, raw)
+            return _STATIC, raw
         try:
             principal = token_authenticate(raw)
         except TokenRejected as rejected:
@@ -81,14 +80,7 @@ class BearerTokenAuthentication(BaseAuthentication):
             raise AuthenticationFailed(
                 "The bearer token is unknown, revoked or expired."
             ) from None
-        return self._accept(request, principal, raw)
+        return principal, raw
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword
-
-    @staticmethod
-    def _accept(
-        request: Request, principal: Principal, raw: Any
-    ) -> tuple[Principal, Any]:
-        request._request.principal_name = principal.name  # type: ignore[attr-defined]
-        return principal, raw

@@ -1,6 +1,8 @@
 """Liveness and readiness probes (public, exempt from the HTTPS redirect).
 
-Readiness runs a real query; its 503 body is the one error body that is not the
+Liveness names the running version in ``X-PowerContext-Version`` (a header, not a
+body key: the reference client reads the body into a closed model). Readiness runs a
+real query; its 503 body is the one error body that is not the
 envelope, because load balancers and the reference client expect this shape.
 """
 
@@ -14,6 +16,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from powercontext.version import VERSION
 
 logger = logging.getLogger("powercontext.health")
 
@@ -32,12 +36,18 @@ class PublicView(APIView):
     permission_classes: list = []
 
 
+VERSION_HEADER = "X-PowerContext-Version"
+
+
 class LivenessView(PublicView):
     @extend_schema(
-        operation_id="get_liveness", responses={200: _Liveness}, tags=["health"]
+        operation_id="get_liveness",
+        responses={200: _Liveness},
+        tags=["health"],
+        description=f"The running version is in the `{VERSION_HEADER}` header.",
     )
     def get(self, request: Request) -> Response:
-        return Response({"status": "ok"})
+        return Response({"status": "ok"}, headers={VERSION_HEADER: VERSION})
 
 
 class ReadinessView(PublicView):

@@ -1,15 +1,20 @@
 """What the request line and the metrics say about one request.
 
-The route is the URL pattern that matched (``v1/scopes/<str:scope_id>``), never the
-path: bounded label values for metrics, and no identifiers of callers' data in
-them. Queries are counted on every database connection the request used. A W3C
-``traceparent`` header is passed into the log line when it is well formed, so a
-request can be followed from the caller's trace into ours.
+The route is the template of the URL pattern that matched
+(``v1/scopes/{scope_id}/sessions/{session_id}/envelope``), never the path: bounded
+label values for metrics, and no identifiers of callers' data in them. Path
+converters (``<str:scope_id>``) and regular expressions' named groups
+(``(?P<session_id>[\\s\\S]+)``) both read ``{name}``, so a route reads the same
+whichever way its pattern is written. Queries are counted on every database
+connection the request used. A W3C ``traceparent`` header is passed into the log
+line when it is well formed, so a request can be followed from the caller's trace
+into ours.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -23,11 +28,27 @@ _TRACEPARENT = re.compile(
 )
 
 
+_CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
+# A named group whose pattern holds at most one level of parentheses.
+_NAMED_GROUP = re.compile(r"\(\?P<(\w+)>(?:[^()\\]|\\.|\((?:[^()\\]|\\.)*\))*\)")
+
+
 def route_of(request: HttpRequest) -> str:
-    """The URL pattern that matched ``request`` (``-`` when none did)."""
+    """The template of the URL pattern that matched ``request`` (``-`` when none
+    did)."""
     match = getattr(request, "resolver_match", None)
     route = getattr(match, "route", None)
-    return route or "-"
+    return route_template(route) if route else "-"
+
+
+@functools.lru_cache(maxsize=512)
+def route_template(route: str) -> str:
+    """``route`` (Django's ``ResolverMatch.route``) as a readable template: each
+    parameter ``{name}``, the anchors and an optional trailing slash dropped, and
+    an unnamed catch-all ``.*`` read as ``{path}``."""
+    template = _CONVERTER.sub(r"{\1}", _NAMED_GROUP.sub(r"{\1}", route))
+    template = template.removeprefix("^").removesuffix("\\Z").removesuffix("$")
+    return template.removesuffix("/?").replace(".*", "{path}")
 
 
 def traceparent_of(request: HttpRequest) -> str | None:

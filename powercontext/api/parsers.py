@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import IO, Any
 
 from rest_framework.parsers import BaseParser
 
 from powercontext.exceptions import RequestValidationError
-from powercontext.inputs import MAX_ERROR_ITEMS, ErrorItem, Loc, error_item
+from powercontext.inputs import check_json_value
 from powercontext.jsonvalues import request_float
-from powercontext.text import number_problem, text_problem
 
 
 class _DuplicateKey(ValueError):
@@ -91,56 +89,6 @@ def _utf8_text(body: bytes | IO[bytes]) -> str:
         raise RequestValidationError.single(
             ["body"], "json_invalid", "The request body is not valid UTF-8."
         ) from None
-
-
-def check_json_value(value: Any, loc: Loc) -> None:
-    """Reject unstorable strings (keys too) and non-canonical numbers in ``value``.
-
-    A depth-first walk in document order with one iterator per open container
-    and one shared path: memory grows with the nesting depth, never with the
-    number of values, and a location is built only for a value that fails.
-    """
-    errors: list[ErrorItem] = []
-    path: list[str | int] = list(loc)
-    _check_leaf(value, path, errors)
-    open_containers = [_children(value)] if isinstance(value, (dict, list)) else []
-    while open_containers and len(errors) < MAX_ERROR_ITEMS:
-        entry = next(open_containers[-1], None)
-        if entry is None:
-            open_containers.pop()
-            if open_containers:
-                path.pop()
-            continue
-        key, child = entry
-        if isinstance(key, str) and (key_problem := text_problem(key)):
-            errors.append(
-                error_item(
-                    (*path, key), "string_unstorable", f"Object key {key_problem}."
-                )
-            )
-        path.append(key)
-        if isinstance(child, (dict, list)):
-            open_containers.append(_children(child))
-        else:
-            _check_leaf(child, path, errors)
-            path.pop()
-    if errors:
-        raise RequestValidationError(errors[:MAX_ERROR_ITEMS])
-
-
-def _children(container: dict[str, Any] | list[Any]) -> Iterator[tuple[Any, Any]]:
-    if isinstance(container, dict):
-        return iter(container.items())
-    return enumerate(container)
-
-
-def _check_leaf(node: Any, path: list[str | int], errors: list[ErrorItem]) -> None:
-    if isinstance(node, str) and (problem := text_problem(node)):
-        errors.append(error_item(path, "string_unstorable", f"String {problem}."))
-    elif isinstance(node, (int, float)) and (problem := number_problem(node)):
-        errors.append(
-            error_item(path, "number_unsupported", f"Number invalid: {problem}.")
-        )
 
 
 class StrictJSONParser(BaseParser):

@@ -35,9 +35,7 @@ from django.http import HttpRequest
 from powercontext import metrics
 from powercontext.rates import Rate, parse_rate
 
-from .ratelimit_redis import RedisLimiter
-
-CACHE_ALIAS = "ratelimit"
+from .ratelimit_redis import CACHE_ALIAS, RedisLimiter
 
 
 @dataclass(frozen=True)

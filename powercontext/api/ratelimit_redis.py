@@ -13,10 +13,16 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache.backends.redis import RedisCache
+from redis import ConnectionPool
+from redis.connection import ConnectionInterface
 from redis.exceptions import NoScriptError
 
 from powercontext import metrics
 from powercontext.rates import Rate
+
+CACHE_ALIAS = "ratelimit"  # powercontext.settings.ratelimits
+# OPTIONS that Django's RedisCache takes for itself, not for the connection.
+DJANGO_CLIENT_OPTIONS = ("parser_class", "pool_class", "serializer")
 
 logger = logging.getLogger("powercontext.ratelimit")
 
@@ -53,6 +59,26 @@ return taken
 """
 
 
+def connection_for(alias: str) -> ConnectionInterface:
+    """A new redis-py connection to the server of the cache ``alias``.
+
+    Made from the cache's settings, as Django's ``RedisCache`` makes its own
+    clients: the first ``LOCATION`` (the one written to) and the ``OPTIONS`` (the
+    timeouts). redis-py parses the URL (address, database, credentials, TLS).
+    """
+    config: dict[str, Any] = settings.CACHES[alias]
+    location = config["LOCATION"]
+    if isinstance(location, str):
+        location = location.split(",")
+    options = {
+        name: value
+        for name, value in config.get("OPTIONS", {}).items()
+        if name not in DJANGO_CLIENT_OPTIONS
+    }
+    pool = ConnectionPool.from_url(location[0], **options)
+    return pool.make_connection()
+
+
 def lease_size(rate: Rate) -> int:
     """How many requests one decision takes from Redis for ``rate`` (``Rate.lease``
     under ``POWERCONTEXT_RATE_LIMIT_LEASE_MAX``)."""
@@ -63,15 +89,17 @@ class RedisLimiter:
     """GCRA in Redis; skipped (fail open) while Redis is unreachable.
 
     Each thread keeps one connection of its own, made with the cache's settings
-    (address, database, credentials, 0.2 s timeouts), and sends the script by its
-    digest over it directly: redis-py's client takes the same connection from a
-    locked pool, wraps the call in retries and health checks, and cost 84 us of CPU
-    per decision against 49 us this way (docs/performance.md).
+    (address, database, credentials, 0.2 s timeouts; ``connection_for``), and
+    sends the script by its digest over it directly: redis-py's client takes the
+    same connection from a locked pool, wraps the call in retries and health
+    checks, and cost 84 us of CPU per decision against 49 us this way
+    (docs/performance.md).
     A failed connection is dropped; the next decision after the back-off makes a
     new one.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, alias: str = CACHE_ALIAS) -> None:
+        self.alias = alias  # the cache whose server holds the buckets
         self.down_until = 0.0
         self.last_logged = -LOG_EVERY_SECONDS
         self.failures = 0  # exported as a metric
@@ -116,11 +144,7 @@ class RedisLimiter:
         """This thread's connection to ``cache``'s server, made on first use."""
         if getattr(self.connections, "cache", None) is not cache:
             self._drop_connection()
-            client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
-            pool = client.connection_pool
-            self.connections.connection = pool.connection_class(
-                **pool.connection_kwargs
-            )
+            self.connections.connection = connection_for(self.alias)
             self.connections.cache = cache
         return self.connections.connection
 

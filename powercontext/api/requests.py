@@ -27,17 +27,20 @@ Model = TypeVar("Model", bound=StrictInput)
 def parse_body(model: type[Model], request: Request) -> Model:
     """The request body (``request.data``) validated by ``model``.
 
-    The decoded body is then dropped from the request. DRF's request and the view
-    refer to each other, so whatever the request holds is freed only by Python's
-    cyclic garbage collector, which may not run for many requests: a large body
-    would stay in the worker long after its answer (spec/limits.md 1).
+    The decoded body is then emptied. DRF's request and the view refer to each
+    other, so whatever the request holds is freed only by Python's cyclic garbage
+    collector, which may not run for many requests: a large body would stay in the
+    worker long after its answer (docs/operations.md, memory per request). The
+    request keeps the same, now empty, object; nothing reads it after this.
     """
+    data = request.data
     try:
-        return validate_input(model, request.data, where="body")
+        return validate_input(model, data, where="body")
     finally:
-        # DRF's own cache of the decoded body; nothing reads it after this.
-        for cached in ("_full_data", "_data"):
-            setattr(request, cached, {})
+        # A parsed JSON object or array; a QueryDict (a form body) is immutable and
+        # small (Django limits its fields).
+        if type(data) in (dict, list):
+            data.clear()
 
 
 def parse_query(

@@ -14,7 +14,32 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.postgres.operations import AddIndexConcurrently
+from django.db import models
 from django.db.migrations.operations import AlterField
+
+
+def key_indexes(schema_editor: Any, model: Any, field: Any) -> list[str]:
+    """The names of the plain indexes on ``field``'s column alone, as the database
+    lists them (Django's public introspection), without those the model declares.
+
+    Django made one for the key (and on PostgreSQL a ``_like`` twin for a text key);
+    their names are Django's to choose, so they are looked up, not computed.
+    """
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(
+            cursor, model._meta.db_table
+        )
+    declared = {index.name for index in model._meta.indexes}
+    return sorted(
+        name
+        for name, info in constraints.items()
+        if info["index"]
+        and not info["unique"]
+        and not info["primary_key"]
+        and info["columns"] == [field.column]
+        and name not in declared
+    )
 
 
 class AddIndexConcurrentlyWherePossible(AddIndexConcurrently):
@@ -49,8 +74,9 @@ class DropForeignKeyIndex(AlterField):
     ``AlterField`` would also drop and re-add the foreign key constraint, and
     adding it back validates the whole table under a lock that blocks writes.
     This drops only the index Django made for the key (and PostgreSQL's
-    ``_like`` twin of a text key), concurrently on PostgreSQL, so the migration
-    must say ``atomic = False``; backwards, it builds them again.
+    ``_like`` twin of a text key), found by introspection, concurrently on
+    PostgreSQL, so the migration must say ``atomic = False``; backwards, it builds
+    them again (named ``<table>_<column>_key`` and ``..._key_like``).
     """
 
     def database_forwards(
@@ -59,15 +85,12 @@ class DropForeignKeyIndex(AlterField):
         model = from_state.apps.get_model(app_label, self.model_name)
         if not self.allow_migrate_model(schema_editor.connection.alias, model):
             return
-        connection = schema_editor.connection
-        postgres = connection.vendor == "postgresql"
-        field = model._meta.get_field(self.name)
-        name = schema_editor._create_index_name(model._meta.db_table, [field.column])
-        names = [name]
-        if postgres and field.db_type(connection).startswith(("varchar", "text")):
-            names.append(f"{name}_like")
-        concurrently = "CONCURRENTLY " if postgres else ""
-        for index in names:
+        concurrently = (
+            "CONCURRENTLY " if schema_editor.connection.vendor == "postgresql" else ""
+        )
+        for index in key_indexes(
+            schema_editor, model, model._meta.get_field(self.name)
+        ):
             schema_editor.execute(
                 f"DROP INDEX {concurrently}IF EXISTS {schema_editor.quote_name(index)}"
             )
@@ -79,11 +102,24 @@ class DropForeignKeyIndex(AlterField):
         if not self.allow_migrate_model(schema_editor.connection.alias, model):
             return
         field = model._meta.get_field(self.name)
-        schema_editor.execute(schema_editor._create_index_sql(model, fields=[field]))
-        if schema_editor.connection.vendor == "postgresql":
-            like = schema_editor._create_like_index_sql(model, field)
-            if like is not None:
-                schema_editor.execute(like)
+        connection = schema_editor.connection
+        table = model._meta.db_table
+        schema_editor.add_index(
+            model, models.Index(fields=[field.name], name=f"{table}_{field.column}_key")
+        )
+        if connection.vendor == "postgresql" and field.db_type(connection).startswith(
+            ("varchar", "text")
+        ):
+            # What Django adds for a text key: an index for LIKE 'prefix%'.
+            opclass = f"{field.db_type(connection).split('(')[0]}_pattern_ops"
+            schema_editor.add_index(
+                model,
+                models.Index(
+                    fields=[field.name],
+                    name=f"{table}_{field.column}_key_like",
+                    opclasses=[opclass],
+                ),
+            )
 
     def describe(self) -> str:
         return f"Drop the index of {self.model_name}.{self.name}, covered by another"

@@ -8,6 +8,10 @@ a write, the strict model, ``authorize`` on the scope, the service, the one
 error renderer. Its answer becomes the tool's result: ``structuredContent`` is
 the answer's body and ``content`` the same JSON as text; a 4xx/5xx answer is an
 ``isError`` result whose ``structuredContent`` is the error envelope.
+
+Path and query arguments must already have their schema's JSON type before they
+become URL text: over HTTP the view parses text, and ``"3"`` turned into the
+text ``3`` would be an integer the caller never sent. Nothing is coerced.
 """
 
 from __future__ import annotations
@@ -21,12 +25,17 @@ from urllib.parse import urlencode
 import mcp_types as types
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from powercontext.api.errors import error_response
 from powercontext.api.middleware import request_id_of
 from powercontext.exceptions import DomainError, NotFound, RequestValidationError
-from powercontext.inputs import error_item, validate_input
+from powercontext.inputs import (
+    ErrorItem,
+    error_item,
+    validate_input,
+    validation_errors,
+)
 from powercontext.jsonvalues import stored_json_loads
 
 from .catalogue import Tool
@@ -61,16 +70,14 @@ def _operation_request(
     """The HTTP request of ``tool``'s operation, and its path parameters."""
     operation = tool.operation
     path = {k: v for k, v in arguments.items() if k in tool.path_fields}
+    query = {k: v for k, v in arguments.items() if k in tool.query_fields}
+    _check_json_types(operation.path, path, operation.query, query)
     if operation.path is not None:
         path = _as_path_text(operation.path, path)
         # The view validates them again; missing ones must fail here, as a call
         # with a missing keyword is no request at all.
         validate_input(operation.path, path, where="path")
-    query = {
-        k: _query_value(v)
-        for k, v in arguments.items()
-        if k in tool.query_fields and v is not None
-    }
+    query = {k: _query_value(v) for k, v in query.items() if v is not None}
     body = {
         k: v
         for k, v in arguments.items()
@@ -102,6 +109,60 @@ def _operation_request(
     request = WSGIRequest(environ)
     request.request_id = request_id_of(outer)  # type: ignore[attr-defined]
     return request, path
+
+
+def _check_json_types(
+    path_model: type[BaseModel] | None,
+    path: dict[str, Any],
+    query_model: type[BaseModel] | None,
+    query: dict[str, Any],
+) -> None:
+    """Refuse a path or query argument of another JSON type than its schema's.
+
+    Over HTTP these values arrive as text and the operation's models parse it;
+    a tool gets JSON, where ``"3"`` is a string, not the integer ``limit``
+    takes. Nothing is coerced: each argument must already have the JSON type of
+    its ``inputSchema`` (``null`` only where the schema allows it), as a body
+    field must; a wrong type is the ``422`` a body's wrong type is.
+    """
+    errors: list[ErrorItem] = []
+    for where, model, given in (
+        ("path", path_model, path),
+        ("query", query_model, query),
+    ):
+        if model is None or not given:
+            continue
+        try:
+            _json_types_model(model).model_validate(given)
+        except ValidationError as exc:
+            errors += validation_errors(exc, where=where)
+    if errors:
+        raise RequestValidationError(errors)
+
+
+_JSON_TYPES: dict[str, type] = {"integer": int, "boolean": bool, "string": str}
+
+
+@functools.cache
+def _json_types_model(model: type[BaseModel]) -> type[BaseModel]:
+    """A strict model of ``model``'s fields with only their JSON types (every
+    field optional: presence and values are the operation's own checks)."""
+    fields: dict[str, Any] = {}
+    for name, schema in model.model_json_schema()["properties"].items():
+        variants = schema.get("anyOf", [schema])
+        types = {variant.get("type") for variant in variants}
+        nullable = "null" in types
+        types.discard("null")
+        if len(types) != 1 or (kind := types.pop()) not in _JSON_TYPES:
+            fields[name] = (Any, None)
+            continue
+        python_type = _JSON_TYPES[kind]
+        fields[name] = (python_type | None if nullable else python_type, None)
+    return create_model(
+        f"{model.__name__}JsonTypes",
+        __config__=ConfigDict(strict=True, extra="ignore"),
+        **fields,
+    )
 
 
 def _as_path_text(model: type[BaseModel], path: dict[str, Any]) -> dict[str, Any]:

@@ -20,9 +20,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from pydantic import BaseModel, ValidationError
 
 from powercontext.text import text_problem
+from powercontext.version import VERSION
 
 SERVER_NAME = "powercontext"
-SERVER_VERSION = "0.1.0"
+SERVER_VERSION = VERSION
 INSTRUCTIONS = (
     "PowerContext keeps the context of your work: Scopes, captured Sources, "
     "short-lived Working Notes, the session's working notes and handoffs. Use the "
@@ -89,8 +90,8 @@ def reply(raw: bytes, handlers: Handlers) -> Reply:
     try:
         data = json.loads(raw, object_pairs_hook=_no_duplicates)
     except (ValueError, RecursionError) as exc:
-        error = types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {exc}")
-        return Reply(400, types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+        fault = _Fault(types.PARSE_ERROR, f"Parse error: {exc}")
+        return Reply(400, types.JSONRPCError(jsonrpc="2.0", id=None, error=fault.error))
     request_id = _request_id(data)
     try:
         message = _message(data)

@@ -7,16 +7,15 @@ call time (limits, TTLs) are plain settings so tests can override them.
 from datetime import timedelta
 from pathlib import Path
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
-
 from powercontext.settings.databases import database_from_env, replica_from_env
+from powercontext.settings.envfile import SettingsEnv, settings_error
 from powercontext.settings.logs import logging_config
+from powercontext.version import VERSION
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
-env = environ.Env()
+env = SettingsEnv()
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
@@ -68,9 +67,10 @@ POWERCONTEXT_ADMIN_PATH = env.str("POWERCONTEXT_ADMIN_PATH", default="admin/")
 if not POWERCONTEXT_ADMIN_PATH.endswith("/") or POWERCONTEXT_ADMIN_PATH.startswith(
     ("/", "v1/", "health/", "static/")
 ):
-    raise ImproperlyConfigured(
-        "POWERCONTEXT_ADMIN_PATH must be a relative path ending in '/', outside "
-        "v1/, health/ and static/ (e.g. 'console/')."
+    raise settings_error(
+        "POWERCONTEXT_ADMIN_PATH",
+        "must be a relative path ending in '/', outside v1/, health/ and static/ "
+        "(e.g. 'console/').",
     )
 
 ROOT_URLCONF = "powercontext.urls"
@@ -156,11 +156,12 @@ from powercontext.settings.sizes import (  # noqa: E402, F401 - settings by name
 # --- Authentication -----------------------------------------------------------------
 POWERCONTEXT_AUTH_MODE = env.str("POWERCONTEXT_AUTH_MODE", default="enforced")
 if POWERCONTEXT_AUTH_MODE not in ("enforced", "disabled"):
-    raise ImproperlyConfigured("POWERCONTEXT_AUTH_MODE must be enforced or disabled.")
+    raise settings_error("POWERCONTEXT_AUTH_MODE", "must be enforced or disabled.")
 if POWERCONTEXT_AUTH_MODE == "disabled" and not DEBUG:
-    raise ImproperlyConfigured(
-        "POWERCONTEXT_AUTH_MODE=disabled is refused unless DJANGO_DEBUG=true "
-        "(it makes every caller an admin)."
+    raise settings_error(
+        "POWERCONTEXT_AUTH_MODE",
+        "disabled is refused unless DJANGO_DEBUG=true (it makes every caller an "
+        "admin).",
     )
 POWERCONTEXT_SERVER_AUTH_TOKEN = env.str("POWERCONTEXT_SERVER_AUTH_TOKEN", default="")
 # Accepted tokens are remembered per worker this long: a revocation or a removed
@@ -221,7 +222,7 @@ SPECTACULAR_SETTINGS = {
         "Registry of captured Sources, Working Notes, session envelopes and handoff "
         "evidence; wire-compatible with PowerContext 1.4.1."
     ),
-    "VERSION": "0.1.0",
+    "VERSION": VERSION,
     # pydantic writes JSON Schema 2020-12 (``type: null`` in ``anyOf``): OpenAPI 3.1.
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -286,4 +287,4 @@ try:
         env.str("POWERCONTEXT_LOG_LEVEL", default="INFO"), POWERCONTEXT_LOG_FORMAT
     )
 except ValueError as exc:
-    raise ImproperlyConfigured(str(exc)) from None
+    raise settings_error("POWERCONTEXT_LOG_FORMAT", str(exc)) from None

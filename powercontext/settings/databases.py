@@ -1,9 +1,8 @@
 """The ``DATABASES`` entry a ``DATABASE_URL`` stands for (docs/operations.md)."""
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
+from powercontext.settings.envfile import SettingsEnv, settings_error
 
-env = environ.Env()
+env = SettingsEnv()
 
 
 def database_from_env(url: str) -> dict:
@@ -15,7 +14,7 @@ def database_from_env(url: str) -> dict:
     connections are checked when handed out and reconnected on demand after an
     outage (docs/operations.md, "Failure behaviour").
     """
-    config = environ.Env.db_url_config(url)
+    config = SettingsEnv.db_url_config(url)
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {
             "transaction_mode": "IMMEDIATE",
@@ -60,8 +59,8 @@ def database_from_env(url: str) -> dict:
             # prepared (Django's own cursors bind parameters client-side).
             options.setdefault("prepare_threshold", 5)
     else:
-        raise ImproperlyConfigured(
-            f"Unsupported database engine in DATABASE_URL: {config['ENGINE']}"
+        raise settings_error(
+            "DATABASE_URL", f"unsupported database engine {config['ENGINE']}"
         )
     return config
 
@@ -73,9 +72,10 @@ def replica_from_env(url: str, primary: dict) -> dict:
     if primary["ENGINE"] != config["ENGINE"] or not config["ENGINE"].startswith(
         "powercontext.db.postgresql"
     ):
-        raise ImproperlyConfigured(
-            "DATABASE_REPLICA_URL must name a PostgreSQL streaming replica of the "
-            "PostgreSQL primary in DATABASE_URL"
+        raise settings_error(
+            "DATABASE_REPLICA_URL",
+            "must name a PostgreSQL streaming replica of the PostgreSQL primary in "
+            "DATABASE_URL",
         )
     # A replica that cannot be reached costs a read at most this long before the
     # service sends reads to the primary (the pool's wait, a new connection's).

@@ -6,13 +6,23 @@ file is ``POWERCONTEXT_ENV_FILE`` (an empty value reads none), by default ``.env
 at the repository root when it exists. Variables already in the process
 environment win over the file, so ``VAR=... manage.py ...`` still overrides it.
 
+The file is read as a shell reads assignments: ``NAME=value`` (``export`` allowed),
+blank lines and ``#`` lines skipped, a ``#`` after whitespace outside quotes starts a
+comment (``POWERCONTEXT_WORKERS=2 # two workers`` is ``2``), and a value in single
+or double quotes is taken whole (``#`` included). A line that is none of these is
+refused with its file and line. ``SettingsEnv`` is the settings' reader: a value
+that does not parse names the variable and where it came from (the file and line,
+or the process environment).
+
 This module imports nothing of Django's settings: it runs before they exist.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -60,21 +70,90 @@ def env_file_read() -> Path | None:
     return path
 
 
+_ASSIGNMENT = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z_0-9]*)=(.*)")
+# A value: single-quoted, double-quoted (backslash escapes a quote or a
+# backslash), or bare up to whitespace before a ``#``; then only a comment.
+_VALUE = re.compile(
+    r"""'(?P<single>[^']*)'|"(?P<double>(?:[^"\\]|\\.)*)"|(?P<bare>(?:[^\s#'"](?:\S|\s+(?=[^\s#]))*)?)"""
+)
+_REST = re.compile(r"\s*(?:#.*)?")
+
+
 def _parse(path: Path) -> dict[str, str]:
-    """The variables of ``path``, parsed by django-environ's ``read_env``."""
+    """The variables of ``path``, with the last assignment of each winning."""
+    return {name: value for name, (value, _line) in _assignments(path).items()}
 
-    class EnvFile(environ.Env):
-        ENVIRON: dict[str, str] = {}
 
+def _assignments(path: Path) -> dict[str, tuple[str, int]]:
+    """Each variable of ``path`` with its value and the line it was set on."""
     try:
-        with path.open(encoding="utf-8") as handle:
-            EnvFile.read_env(handle)
-    except OSError as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
         raise ImproperlyConfigured(
-            f"Cannot read the env file {path} ({exc.strerror}); set "
+            f"Cannot read the env file {path} ({reason}); set "
             f"{ENV_FILE_VARIABLE} to a readable file, or to '' to read none."
         ) from None
-    return EnvFile.ENVIRON
+    found: dict[str, tuple[str, int]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        found.update(_assignment(stripped, path, number))
+    return found
+
+
+def _assignment(line: str, path: Path, number: int) -> dict[str, tuple[str, int]]:
+    assignment = _ASSIGNMENT.fullmatch(line)
+    value = assignment and _VALUE.match(assignment.group(2))
+    if not assignment or not value or not _REST.fullmatch(value.string, value.end()):
+        raise ImproperlyConfigured(
+            f"{path}, line {number}: not NAME=value (a value with spaces or a "
+            f"'#' right after one needs quotes): {line[:80]!r}"
+        )
+    double = value.group("double")
+    text = (
+        re.sub(r"\\([\\\"])", r"\1", double)
+        if double is not None
+        else value.group("single") or value.group("bare") or ""
+    )
+    return {assignment.group(1): (text, number)}
+
+
+def variable_origin(name: str) -> str:
+    """Where ``name``'s value came from: the env file and line, or the environment."""
+    taken = os.environ.get(FROM_FILE_VARIABLE, "").split(",")
+    path = env_file_path()
+    if name in taken and path is not None:
+        line = _assignments(path).get(name, ("", 0))[1]
+        return f"{path}, line {line}"
+    return "the process environment"
+
+
+def settings_error(name: str, problem: str) -> ImproperlyConfigured:
+    """The refusal of ``name``'s value, naming the variable and where it was set."""
+    return ImproperlyConfigured(f"{variable_origin(name)}: {name}: {problem}")
+
+
+class SettingsEnv(environ.Env):
+    """django-environ's reader whose refusals name the variable and its origin."""
+
+    def get_value(
+        self,
+        var: str,
+        cast: Any = None,
+        default: Any = environ.Env.NOTSET,
+        parse_default: bool = False,
+    ) -> Any:
+        try:
+            return super().get_value(
+                var, cast=cast, default=default, parse_default=parse_default
+            )
+        except (ValueError, TypeError) as exc:
+            raise ImproperlyConfigured(
+                f"{variable_origin(var)}: {var}={os.environ.get(var, '')!r} is not "
+                f"valid: {exc}"
+            ) from None
 
 
 def local_default_notice(env_file: Path | None) -> str:

@@ -8,9 +8,7 @@ health paths are exempt from the HTTPS redirect so load balancers can probe over
 plain HTTP.
 """
 
-from django.core.exceptions import ImproperlyConfigured
-
-from .envfile import env_file_read
+from .envfile import env_file_read, settings_error
 
 env_file_read()
 
@@ -19,20 +17,21 @@ from .base import env  # noqa: E402
 
 DEBUG = False
 if POWERCONTEXT_AUTH_MODE == "disabled":  # noqa: F405
-    raise ImproperlyConfigured("POWERCONTEXT_AUTH_MODE=disabled is refused here.")
+    raise settings_error("POWERCONTEXT_AUTH_MODE", "disabled is refused here.")
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if len(SECRET_KEY) < 50:
-    raise ImproperlyConfigured(
-        "DJANGO_SECRET_KEY must be set to at least 50 random characters; generate "
+    raise settings_error(
+        "DJANGO_SECRET_KEY",
+        "must be set to at least 50 random characters; generate "
         "one with: .venv/bin/python -c 'import secrets; "
-        "print(secrets.token_urlsafe(50))'"
+        "print(secrets.token_urlsafe(50))'",
     )
 if any(len(key) < 50 for key in SECRET_KEY_FALLBACKS):  # noqa: F405
-    raise ImproperlyConfigured(
-        "Every key in DJANGO_SECRET_KEY_FALLBACKS must have at least 50 characters."
+    raise settings_error(
+        "DJANGO_SECRET_KEY_FALLBACKS", "every key must have at least 50 characters."
     )
 if "DATABASE_URL" not in env:
-    raise ImproperlyConfigured("DATABASE_URL must be set in production.")
+    raise settings_error("DATABASE_URL", "must be set in production.")
 
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31_536_000)

@@ -6,12 +6,10 @@ and server through Redis when POWERCONTEXT_CACHE_URL is set (Django's RedisCache
 per worker without it.
 """
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
-
 from powercontext.rates import LEASE_MAX_DEFAULT, parse_rate
+from powercontext.settings.envfile import SettingsEnv, settings_error
 
-env = environ.Env()
+env = SettingsEnv()
 
 POWERCONTEXT_RATE_LIMIT_WRITE = env.str(
     "POWERCONTEXT_RATE_LIMIT_WRITE", default="200/s"
@@ -33,14 +31,14 @@ for _name in (
     try:
         parse_rate(globals()[_name])
     except ValueError as exc:
-        raise ImproperlyConfigured(f"{_name}: {exc}") from None
+        raise settings_error(_name, str(exc)) from None
 # Under a high limit one decision in Redis takes up to this many requests for its
 # worker to spend (powercontext.rates, Rate.lease); 1: every request asks.
 POWERCONTEXT_RATE_LIMIT_LEASE_MAX = env.int(
     "POWERCONTEXT_RATE_LIMIT_LEASE_MAX", default=LEASE_MAX_DEFAULT
 )
 if not 1 <= POWERCONTEXT_RATE_LIMIT_LEASE_MAX <= 1000:
-    raise ImproperlyConfigured("POWERCONTEXT_RATE_LIMIT_LEASE_MAX must be 1..1000.")
+    raise settings_error("POWERCONTEXT_RATE_LIMIT_LEASE_MAX", "must be 1..1000.")
 POWERCONTEXT_CACHE_URL = env.str("POWERCONTEXT_CACHE_URL", default="")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

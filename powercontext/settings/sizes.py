@@ -3,12 +3,13 @@
 Imported by ``base.py``; kept apart because the numbers depend on each other.
 """
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
-
 from powercontext import shape
+from powercontext.settings.envfile import SettingsEnv, settings_error
 
-env = environ.Env()
+env = SettingsEnv()
+
+for _name in shape.VARIABLES:
+    env.int(_name, default=0)  # refused here with where it was set, if no integer
 
 # Sized so every thread of every worker can hold a worst-case body at once within
 # POWERCONTEXT_MEMORY_BUDGET_BYTES (powercontext/shape.py; docs/operations.md).
@@ -29,9 +30,10 @@ POWERCONTEXT_MAX_RESPONSE_BYTES = env.int(
 # A handoff is held to one Source's cap and an answer carries it, with its checks, at
 # most about twice (handoffs/content.py); the budget keeps room for four.
 if POWERCONTEXT_MAX_RESPONSE_BYTES < 4 * POWERCONTEXT_MAX_SOURCE_BYTES:
-    raise ImproperlyConfigured(
-        "POWERCONTEXT_MAX_RESPONSE_BYTES must be at least 4 x "
-        "POWERCONTEXT_MAX_SOURCE_BYTES (docs/operations.md, Memory)."
+    raise settings_error(
+        "POWERCONTEXT_MAX_RESPONSE_BYTES",
+        "must be at least 4 x POWERCONTEXT_MAX_SOURCE_BYTES "
+        "(docs/operations.md, Memory).",
     )
 # Bodies this large are handled at most this many at once per worker, so that a thread
 # stays free for small requests and health probes (docs/operations.md, "Memory").
@@ -42,7 +44,7 @@ POWERCONTEXT_LARGE_BODY_CONCURRENCY = env.int(
     "POWERCONTEXT_LARGE_BODY_CONCURRENCY", default=max(1, shape.threads() - 1)
 )
 if POWERCONTEXT_LARGE_BODY_CONCURRENCY < 1:
-    raise ImproperlyConfigured("POWERCONTEXT_LARGE_BODY_CONCURRENCY must be >= 1.")
+    raise settings_error("POWERCONTEXT_LARGE_BODY_CONCURRENCY", "must be >= 1.")
 # Django's own guards stay consistent with ours; ours answers first with the envelope.
 DATA_UPLOAD_MAX_MEMORY_SIZE = POWERCONTEXT_MAX_BODY_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000

@@ -1,10 +1,13 @@
 """Erasure of working-notes text from envelopes, for purge and redaction.
 
 Notes always go to revisions by reference (one ``EnvelopeValue`` row per text,
-``writes._by_reference``), so erasing a text is: remove it from the live meta
-when it is there (a new version and a ``notes_erased`` revision, through the one
-envelope write path), then delete its value rows. Older revisions keep the
-digest, and their meta shows that key as erased (``selectors.revision_meta``).
+``for_notes`` set, ``writes._by_reference``), so erasing a text is: remove it
+from the live meta when it is there (a new version and a ``notes_erased``
+revision, through the one envelope write path), then delete its notes value
+rows. Older revisions keep the digest, and their meta shows that key as erased
+(``selectors.revision_meta``). A value row of another key with the same digest
+is another use of the same bytes - host data, not a copy of the notes - and is
+never deleted here: its revisions keep their value.
 
 Both functions run in the caller's transaction (``lifecycle.services``) and hold
 the envelope row lock from the write on, the lock every envelope write and the
@@ -16,13 +19,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from django.db.models import Exists, OuterRef, Q
-from django.db.models.fields.json import KT
 
 from powercontext.canonical import canonical_sha256
 from powercontext.principals import Principal
 
 from ..meta_keys import WORKING_NOTES_KEY, Owner
-from ..models import EnvelopeRevision, EnvelopeValue, SessionEnvelope, WriteOperation
+from ..models import EnvelopeValue, SessionEnvelope, WriteOperation
 from .writes import Meta, Writer, envelope_write
 
 
@@ -54,47 +56,27 @@ def envelope_notes_erase(
         create=False,
         closed_too=True,
     )
-    erased = set(_notes_digests(envelope.pk) if digests is None else digests)
-    deleted, _ = EnvelopeValue.objects.filter(
-        envelope_id=envelope.pk, digest__in=sorted(erased)
-    ).delete_pruned()
+    notes_values = EnvelopeValue.objects.filter(envelope_id=envelope.pk, for_notes=True)
+    if digests is not None:
+        notes_values = notes_values.filter(digest__in=sorted(digests))
+    deleted, _ = notes_values.delete_pruned()
     return written.changed or deleted > 0
 
 
 def notes_kept_condition() -> Q:
-    """Envelopes with notes text to erase: in their meta, or a stored value a
-    revision refers to as notes."""
-    notes_digests = (
-        EnvelopeRevision.objects.filter(envelope_id=OuterRef(OuterRef("pk")))
-        .annotate(notes=KT(f"value_digests__{WORKING_NOTES_KEY}"))
-        .values("notes")
-    )
+    """Envelopes with notes text to erase: in their meta, or a stored notes value."""
     return Q(meta__has_key=WORKING_NOTES_KEY) | Q(
-        Exists(
-            EnvelopeValue.objects.filter(
-                envelope_id=OuterRef("pk"), digest__in=notes_digests
-            )
-        )
+        Exists(EnvelopeValue.objects.filter(envelope_id=OuterRef("pk"), for_notes=True))
     )
 
 
-def envelopes_holding(*, scope_id: str, digests: Collection[str]) -> list[int]:
-    """Ids of the scope's envelopes that store a value with one of ``digests``."""
-    return sorted(
-        set(
-            EnvelopeValue.objects.filter(
-                envelope__scope_id=scope_id, digest__in=sorted(digests)
-            ).values_list("envelope_id", flat=True)
-        )
+def envelopes_holding(
+    *, scope_id: str, digests: Collection[str]
+) -> list[SessionEnvelope]:
+    """The scope's envelopes that store notes with one of ``digests``, by id."""
+    stored = EnvelopeValue.objects.filter(
+        envelope_id=OuterRef("pk"), for_notes=True, digest__in=sorted(digests)
     )
-
-
-def _notes_digests(envelope_id: int) -> set[str]:
-    """Every digest a revision of the envelope refers to for its notes."""
-    return {
-        digests[WORKING_NOTES_KEY]
-        for digests in EnvelopeRevision.objects.filter(
-            envelope_id=envelope_id
-        ).values_list("value_digests", flat=True)
-        if WORKING_NOTES_KEY in digests
-    }
+    return list(
+        SessionEnvelope.objects.filter(Exists(stored), scope_id=scope_id).order_by("pk")
+    )

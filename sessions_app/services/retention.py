@@ -4,6 +4,10 @@ Revisions older than the retention are deleted, except each envelope's latest
 one, and then the stored values no remaining revision references. Each envelope
 is pruned in its own short transaction holding its row lock - the lock every
 envelope write takes - so a write never references a value while it is deleted.
+
+An envelope a legal hold covers (its scope or its session) keeps every revision
+and value while the hold lasts: pruning is erasure too, and nothing a hold
+covers is erased. Its old revisions are pruned by the first run after release.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from lifecycle.selectors import held_condition, hold_applies
+
+from ..meta_keys import WORKING_NOTES_KEY
 from ..models import EnvelopeRevision, EnvelopeValue, SessionEnvelope
 
 _DELETE_CHUNK = 500
@@ -27,6 +34,7 @@ class PruneResult:
     envelopes: int
     revisions: int
     values: int
+    skipped_held: int = 0
 
 
 def envelope_revisions_prune(
@@ -34,52 +42,70 @@ def envelope_revisions_prune(
 ) -> PruneResult:
     """Delete revisions created before ``now - SESSION_REVISION_RETENTION``.
 
-    Never deletes the revision that is its envelope's current version, and never a
-    value a remaining revision references. Takes each affected envelope's row
-    lock in turn (one durable transaction per envelope). Calls ``progress(done,
-    total)`` before the first envelope and after each. Returns the counts.
+    Never deletes the revision that is its envelope's current version, never a
+    value a remaining revision references, and nothing of an envelope a legal
+    hold covers (counted in ``skipped_held``; checked again under the row lock,
+    so a hold set during the run stops the envelopes it has not reached). Takes
+    each affected envelope's row lock in turn (one durable transaction per
+    envelope). Calls ``progress(done, total)`` before the first envelope and
+    after each. Returns the counts.
     """
     cutoff = timezone.now() - settings.SESSION_REVISION_RETENTION
+    old = EnvelopeRevision.objects.filter(
+        envelope_id=OuterRef("pk"), created_at__lt=cutoff
+    ).exclude(version=OuterRef("version"))
+    prunable = SessionEnvelope.objects.filter(Exists(old))
+    skipped_held = prunable.filter(held_condition()).count()
     envelope_ids = list(
-        EnvelopeRevision.objects.filter(created_at__lt=cutoff)
-        .exclude(version=F("envelope__version"))
-        .order_by("envelope_id")
-        .values_list("envelope_id", flat=True)
-        .distinct()
+        prunable.exclude(held_condition()).order_by("pk").values_list("pk", flat=True)
     )
     report = progress or (lambda done, total: None)
     report(0, len(envelope_ids))
-    revisions = values = 0
+    envelopes = revisions = values = 0
     for done, envelope_id in enumerate(envelope_ids, start=1):
-        pruned_revisions, pruned_values = _prune_envelope(envelope_id, cutoff)
-        revisions += pruned_revisions
-        values += pruned_values
+        pruned = _prune_envelope(envelope_id, cutoff)
+        if pruned is None:
+            skipped_held += 1
+        else:
+            envelopes += 1
+            revisions += pruned[0]
+            values += pruned[1]
         report(done, len(envelope_ids))
-    return PruneResult(envelopes=len(envelope_ids), revisions=revisions, values=values)
+    return PruneResult(
+        envelopes=envelopes,
+        revisions=revisions,
+        values=values,
+        skipped_held=skipped_held,
+    )
 
 
-def _prune_envelope(envelope_id: int, cutoff: datetime) -> tuple[int, int]:
+def _prune_envelope(envelope_id: int, cutoff: datetime) -> tuple[int, int] | None:
+    """Prune one envelope: ``(revisions, values)`` deleted, None when held."""
     with transaction.atomic(durable=True):
-        version = (
+        envelope = (
             SessionEnvelope.objects.select_for_update()
-            .filter(pk=envelope_id)
-            .values_list("version", flat=True)
-            .get()
+            .only("scope_id", "session_id", "version")
+            .get(pk=envelope_id)
         )
+        if hold_applies(scope_id=envelope.scope_id, session_id=envelope.session_id):
+            return None
+        version = envelope.version
         revisions, _ = EnvelopeRevision.objects.filter(
             envelope_id=envelope_id, created_at__lt=cutoff, version__lt=version
         ).delete_pruned()
-        referenced: set[str] = set()
+        referenced: set[tuple[bool, str]] = set()
         for digests in EnvelopeRevision.objects.filter(
             envelope_id=envelope_id
         ).values_list("value_digests", flat=True):
-            referenced.update(digests.values())
+            referenced.update(
+                (key == WORKING_NOTES_KEY, digest) for key, digest in digests.items()
+            )
         orphans = [
             pk
-            for pk, digest in EnvelopeValue.objects.filter(
+            for pk, for_notes, digest in EnvelopeValue.objects.filter(
                 envelope_id=envelope_id
-            ).values_list("pk", "digest")
-            if digest not in referenced
+            ).values_list("pk", "for_notes", "digest")
+            if (for_notes, digest) not in referenced
         ]
         for start in range(0, len(orphans), _DELETE_CHUNK):
             EnvelopeValue.objects.filter(

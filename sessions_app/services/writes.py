@@ -251,15 +251,19 @@ def _append_revision(
     digests = {
         key: canonical_sha256(value) for key, value in meta.items() if key not in inline
     }
-    known = set(previous_digests.values())
+    known = {_value_address(key, digest) for key, digest in previous_digests.items()}
     new_values = {
-        digest: meta[key] for key, digest in digests.items() if digest not in known
+        _value_address(key, digest): meta[key]
+        for key, digest in digests.items()
+        if _value_address(key, digest) not in known
     }
     if new_values:
         EnvelopeValue.objects.bulk_create(
             [
-                EnvelopeValue(envelope=envelope, digest=digest, value=value)
-                for digest, value in new_values.items()
+                EnvelopeValue(
+                    envelope=envelope, for_notes=for_notes, digest=digest, value=value
+                )
+                for (for_notes, digest), value in new_values.items()
             ],
             ignore_conflicts=True,
         )
@@ -277,12 +281,18 @@ def _append_revision(
     )
 
 
+def _value_address(key: str, digest: str) -> tuple[bool, str]:
+    """Where a revision's ``key: digest`` is stored: ``(for_notes, digest)``."""
+    return key == WORKING_NOTES_KEY, digest
+
+
 def _by_reference(key: str, value: Scalar) -> bool:
     """Whether a revision refers to ``value`` by digest instead of copying it.
 
     A digest is 64 characters, so shorter values are cheaper to copy. The notes
     always go by reference: their text may be captured as a Source, and redacting
-    it must then reach every revision through one ``EnvelopeValue`` row.
+    it must then reach every revision through one ``EnvelopeValue`` row - a row of
+    the notes' own, so that erasing it never takes another key's value with it.
     """
     return (
         key == WORKING_NOTES_KEY or len(canonical_json(value)) > INLINE_VALUE_MAX_BYTES

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from powercontext.exceptions import InvalidRequest
-
 from ..models import ContentSource, Scope
 from ..rows import CONTENT, SourceRow
 from ..selectors import ScopeView, scope_get
@@ -162,13 +160,7 @@ def _plan_sources(
             by_position[position] = source_id
     for source in reference.sources(scope_id, unsupported=plan.unsupported):
         advance(1)
-        try:
-            row = source_row(source, principal=principal, request_id="plan")
-        except InvalidRequest as too_large:
-            plan.unsupported.append(
-                Unsupported(scope_id, CONTENT, source.source_id, too_large.message)
-            )
-            continue
+        row = source_row(source, principal=principal, request_id="plan")
         scope_plan.sources += 1
         scope_plan.last_position = max(scope_plan.last_position, source.position)
         conflict = _classify(source, row.value_digest, by_id, by_position)

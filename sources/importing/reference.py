@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from powercontext.jsonvalues import request_float
-from powercontext.text import text_problem
 
 from ..digests import SourceValue
 from ..rows import CONTENT
@@ -34,6 +33,12 @@ from ..services.values import working_note_value
 
 ENCODING = "powercontext-source-v1"
 REQUIRED_TABLES = ("pc_scopes", "pc_sources", "pc_scope_creation_requests")
+# Tables a reference database has once anything used them; absent ones read as empty.
+OPTIONAL_TABLES = (
+    "pc_scope_context_references",
+    "pc_scope_external_references",
+    "pc_source_journal_heads",
+)
 
 
 class ReferenceUnreadable(Exception):
@@ -84,6 +89,7 @@ class ReferenceDatabase:
             raise ReferenceUnreadable(
                 f"{path} is not an SQLite database: {exc}"
             ) from None
+        self.tables = frozenset(names)
         missing = [table for table in REQUIRED_TABLES if table not in names]
         if missing:
             raise ReferenceUnreadable(
@@ -105,15 +111,19 @@ class ReferenceDatabase:
                 ).fetchall()[::-1]
             )  # the first key of a scope wins
             context: dict[str, list[str]] = {}
-            for scope_id, target in db.execute(
+            for scope_id, target in self._optional_rows(
+                db,
+                "pc_scope_context_references",
                 "SELECT scope_id, referenced_scope_id FROM pc_scope_context_references "
-                "ORDER BY rowid"
+                "ORDER BY rowid",
             ):
                 context.setdefault(scope_id, []).append(target)
             external: dict[str, list[tuple[str, str]]] = {}
-            for scope_id, kind, value in db.execute(
+            for scope_id, kind, value in self._optional_rows(
+                db,
+                "pc_scope_external_references",
                 "SELECT scope_id, kind, value FROM pc_scope_external_references "
-                "ORDER BY scope_id, ordinal"
+                "ORDER BY scope_id, ordinal",
             ):
                 external.setdefault(scope_id, []).append((kind, value))
             rows = db.execute(
@@ -134,6 +144,22 @@ class ReferenceDatabase:
             for row in rows
         }
         return _parents_first(scopes)
+
+    def _optional_rows(
+        self, db: sqlite3.Connection, table: str, query: str
+    ) -> list[tuple[Any, ...]]:
+        return db.execute(query).fetchall() if table in self.tables else []
+
+    def source_rows(self) -> Iterator[tuple[Any, ...]]:
+        """Every ``pc_sources`` row as stored: ``(scope_id, source_type,
+        source_id, journal_position, payload)``, by scope, then position."""
+        with closing(self._connect()) as db:
+            cursor = db.execute(
+                "SELECT scope_id, source_type, source_id, journal_position, payload "
+                "FROM pc_sources ORDER BY scope_id, journal_position"
+            )
+            while batch := cursor.fetchmany(2000):
+                yield from batch
 
     def source_count(self, scope_ids: set[str] | None = None) -> int:
         """How many rows ``pc_sources`` holds (in ``scope_ids`` when given)."""
@@ -169,64 +195,88 @@ class ReferenceDatabase:
                             position=int(position),
                             value=_value(source_type, source_id, payload),
                         )
-                    except _Unsupported as exc:
+                    except (UnsupportedRow, RowUnreadable) as exc:
                         if unsupported is not None:
                             unsupported.append(
                                 Unsupported(scope_id, source_type, source_id, str(exc))
                             )
 
-    def journal_head(self, scope_id: str) -> int:
-        with closing(self._connect()) as db:
-            found = db.execute(
-                "SELECT position FROM pc_source_journal_heads WHERE scope_id = ?",
-                [scope_id],
-            ).fetchone()
-        return 0 if found is None else int(found[0])
+
+class UnsupportedRow(Exception):
+    """A row of a kind this service does not keep (skipped and named)."""
 
 
-class _Unsupported(Exception):
-    pass
+class RowUnreadable(Exception):
+    """A ``pc_sources`` payload that is not a native powercontext-source-v1 value."""
 
 
-def _value(source_type: str, source_id: str, payload: bytes | str) -> SourceValue:
-    """The ``SourceValue`` our capture would build for this reference row."""
+# What a reference row was created by: which of our operations takes the same request.
+CAPTURED, NOTE, CREATED = "capture_content", "capture_working_note", "create_source"
+
+
+@dataclass(frozen=True)
+class SourceRequest:
+    """The request our API would take to capture a reference row again."""
+
+    operation: str  # CAPTURED, NOTE or CREATED
+    body: dict[str, Any]
+    handoff_receipt: bool  # written by the reference server itself
+
+
+def source_request(
+    scope_id: str, source_type: str, source_id: str, payload: bytes | str
+) -> SourceRequest:
+    """The row's request (raises ``RowUnreadable``; ``UnsupportedRow`` for a source
+    type other than ``content``). Values are as stored: nothing is checked here."""
     if source_type != CONTENT:
-        raise _Unsupported(f"source type {source_type!r} (only 'content' is kept)")
-    if text_problem(source_id):
-        raise _Unsupported("the source id is not storable text")
+        raise UnsupportedRow(f"source type {source_type!r} (only 'content' is kept)")
     try:
         text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
         document = json.loads(text, parse_float=request_float)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _Unsupported(f"unreadable payload ({exc})") from None
+    except (TypeError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise RowUnreadable(f"unreadable payload ({exc})") from None
     if not isinstance(document, dict) or document.get("encoding") != ENCODING:
-        raise _Unsupported("payload encoding is not powercontext-source-v1")
-    value: dict[str, Any] = document.get("value") or {}
+        raise RowUnreadable("payload encoding is not powercontext-source-v1")
+    value = document.get("value")
     if document.get("representation") != "native" or not isinstance(value, dict):
-        raise _Unsupported("payload representation is not native")
-    content = (
-        value["wire_content"]
-        if value.get("wire_content_present")
-        else value.get("content")
+        raise RowUnreadable("payload representation is not native")
+    receipt = value.get("handoff_receipt") is True
+    if value.get("wire_content_present") is True:
+        body = {"source_type": CONTENT, "content": value.get("wire_content")}
+        return SourceRequest(CREATED, body, receipt)
+    metadata = value.get("metadata")
+    base = {
+        "scope_id": scope_id,
+        "source_id": source_id,
+        "content": value.get("content"),
+    }
+    if value.get("working_note") is not True:
+        return SourceRequest(CAPTURED, {**base, "metadata": metadata}, receipt)
+    if not isinstance(metadata, dict):
+        raise RowUnreadable("a working note's metadata is not an object")
+    fields = ("session_id", "note_kind", "expires_at")
+    note = {name: metadata[name] for name in fields if name in metadata}
+    return SourceRequest(NOTE, {**base, **note}, receipt)
+
+
+def _value(source_type: str, source_id: str, payload: bytes | str) -> SourceValue:
+    """The ``SourceValue`` our capture would build for this reference row (the
+    row is valid: ``checks.file_problems`` found nothing wrong with it)."""
+    request = source_request("", source_type, source_id, payload)
+    body = request.body
+    if request.operation == CREATED:
+        return SourceValue(content=body["content"], metadata={})
+    if request.operation == CAPTURED:
+        return SourceValue(content=body["content"], metadata=body["metadata"] or {})
+    return working_note_value(
+        content=body["content"],
+        session_id=body["session_id"],
+        note_kind=body["note_kind"],
+        expires_at=aware_datetime(body.get("expires_at")),
     )
-    metadata = value.get("metadata") or {}
-    if not value.get("working_note"):
-        return SourceValue(content=content, metadata=metadata)
-    if not isinstance(content, str):
-        raise _Unsupported("a working note whose content is not text")
-    try:
-        expires_at = _aware(metadata.get("expires_at"))
-        return working_note_value(
-            content=content,
-            session_id=metadata["session_id"],
-            note_kind=metadata["note_kind"],
-            expires_at=expires_at,
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise _Unsupported(f"working note without its fields ({exc})") from None
 
 
-def _aware(text: str | None) -> datetime | None:
+def aware_datetime(text: str | None) -> datetime | None:
     if text is None:
         return None
     moment = datetime.fromisoformat(text)

@@ -1,21 +1,25 @@
 """Writing an import plan, and the verification pass that re-reads it.
 
-Scopes are written first, all in one transaction (parents before children,
-references after every scope exists). Sources follow scope by scope in batches,
-each batch one durable transaction that locks the scope's journal head, moves
-it to at least the file's highest position (so a capture made meanwhile lands
-after the imported range), and inserts the batch's new rows at their original
-positions with an ``accepted`` attempt each - PostgreSQL through COPY, other
-databases through ``bulk_create``. A batch that meets an identity captured
-meanwhile fails on the identity constraint and nothing of it is kept.
+``import_write`` is the whole write: one durable transaction that creates the
+new scopes (parents before children, references after every scope exists),
+inserts the new Sources scope by scope in batches at their original positions
+with an ``accepted`` attempt each - PostgreSQL through COPY, other databases
+through ``bulk_create`` - and then verifies every Source of the file against
+what is now stored. A difference, or an identity captured here meanwhile (the
+identity constraint), rolls all of it back: a failed import leaves the database
+as it was. Each scope's journal head is locked from its first batch to the
+commit and moved to at least the file's highest position, so a capture into an
+existing scope waits for the import and lands after the imported range.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -38,11 +42,65 @@ from .reference import ReferenceDatabase, ReferenceScope
 BATCH = 5000
 
 
+@dataclass(frozen=True)
+class Mismatch:
+    scope_id: str
+    source_id: str
+    reason: str
+
+
+class ImportMismatch(Exception):
+    """Verification found differences; the import was rolled back."""
+
+    def __init__(self, mismatches: list[Mismatch]) -> None:
+        super().__init__(f"{len(mismatches)} difference(s)")
+        self.mismatches = mismatches
+
+
+Progress = Callable[[str, int], AbstractContextManager[Any]]
+
+
+def import_write(
+    reference: ReferenceDatabase,
+    plan: ImportPlan,
+    *,
+    principal: str,
+    request_id: str,
+    progress: Progress,
+) -> tuple[int, int]:
+    """Write ``plan`` and verify it, all in one transaction; returns how many new
+    scopes and Sources were written.
+
+    ``progress(name, total)`` opens a progress bar (with ``update``) for the
+    ``import`` and ``verify`` passes. Raises ``ImportMismatch`` when the stored
+    Sources differ from the file, ``IntegrityError`` when an identity was
+    captured here meanwhile; either way nothing is kept.
+    """
+    with transaction.atomic(durable=True):
+        scopes = scopes_write(plan, principal=principal, request_id=request_id)
+        written = 0
+        with progress("import", plan.file_sources) as bar:
+            for scope_plan in plan.scopes:
+                written += sources_write(
+                    reference,
+                    scope_plan,
+                    principal=principal,
+                    request_id=request_id,
+                    advance=bar.update,
+                )
+        with progress("verify", plan.file_sources) as bar:
+            mismatches = list(import_verify(reference, plan, advance=bar.update))
+        if mismatches:
+            raise ImportMismatch(mismatches)
+    return scopes, written
+
+
 def scopes_write(plan: ImportPlan, *, principal: str, request_id: str) -> int:
-    """Create the plan's new scopes with their references and journal heads."""
+    """Create the plan's new scopes with their references and journal heads
+    (inside ``import_write``'s transaction)."""
     new = [scope_plan for scope_plan in plan.scopes if not scope_plan.exists]
     now = timezone.now()
-    with transaction.atomic(durable=True):
+    with transaction.atomic():
         for scope_plan in new:
             _scope_create(scope_plan.scope, principal, request_id, now)
         for scope_plan in new:
@@ -123,7 +181,7 @@ def sources_write(
 def _batch_write(
     scope_id: str, rows: list[tuple[int, SourceRow]], last_position: int
 ) -> None:
-    with transaction.atomic(durable=True):
+    with transaction.atomic():
         SourceJournalHead.objects.select_for_update().get(scope_id=scope_id)
         SourceJournalHead.objects.filter(scope_id=scope_id).update(
             last_position=Greatest(F("last_position"), last_position)
@@ -162,13 +220,6 @@ def _copy(table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
     ):
         for row in rows:
             copy.write_row(row)
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    scope_id: str
-    source_id: str
-    reason: str
 
 
 # What must be equal between a Source here and the file's, column by column.

@@ -13,7 +13,9 @@ from .records import (
     source_window,
 )
 from .scopes import (
+    DEFAULT_SCOPE_KEY,
     ScopeView,
+    default_scope_id,
     scope_get,
     scope_ids_unknown,
     scope_list,
@@ -21,6 +23,7 @@ from .scopes import (
 )
 
 __all__ = [
+    "DEFAULT_SCOPE_KEY",
     "AuditFilters",
     "ScopeView",
     "SourceIdentity",
@@ -28,6 +31,7 @@ __all__ = [
     "attempt_page",
     "audit_get",
     "audit_page",
+    "default_scope_id",
     "scope_get",
     "scope_ids_unknown",
     "scope_list",

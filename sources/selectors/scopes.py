@@ -44,6 +44,23 @@ class ScopeView:
         )
 
 
+# The idempotency key a principal's default scope is created under (see
+# ``default_scope_create``); ``create_scope`` refuses it, so only
+# ``GET /v1/scopes/default`` creates that scope.
+DEFAULT_SCOPE_KEY = "powercontext:default-scope"
+
+
+def default_scope_id(*, principal: Principal) -> str | None:
+    """The id of the default scope ``principal`` created, or None (one query)."""
+    return (
+        Scope.objects.filter(
+            created_by=principal.name, idempotency_key=DEFAULT_SCOPE_KEY
+        )
+        .values_list("scope_id", flat=True)
+        .first()
+    )
+
+
 _SCOPE = Scope._meta.db_table
 _CONTEXT = ScopeContextReference._meta.db_table
 _EXTERNAL = ScopeExternalReference._meta.db_table

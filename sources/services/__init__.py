@@ -9,13 +9,14 @@ from .capture import (
     working_note_capture,
 )
 from .lifecycle import session_closure_record, sources_tombstone
-from .scopes import scope_create
+from .scopes import default_scope_create, scope_create
 
 __all__ = [
     "AttemptLog",
     "CreatedSource",
     "Receipt",
     "attempt_log",
+    "default_scope_create",
     "scope_create",
     "session_closure_record",
     "source_capture",

@@ -1,4 +1,4 @@
-"""Scope creation."""
+"""Scope creation, and each principal's default scope."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.utils import timezone
 from powercontext.access.grants import principal_grant_add
 from powercontext.canonical import canonical_sha256
 from powercontext.db.constraints import violates_constraint
+from powercontext.exceptions import InvalidRequest
 from powercontext.principals import Principal, Role
 from sources.exceptions import ScopeIdempotencyConflict, ScopeNotFound
 from sources.identifiers import new_scope_id
@@ -19,7 +20,11 @@ from sources.models import (
     ScopeExternalReference,
     SourceJournalHead,
 )
-from sources.selectors import ScopeView, scope_get
+from sources.selectors import DEFAULT_SCOPE_KEY, ScopeView, scope_get
+
+# What the reference names the default scope it creates at first start.
+DEFAULT_SCOPE_TITLE = "Default"
+DEFAULT_SCOPE_SUMMARY = "Default context"
 
 
 def scope_request_digest(
@@ -43,6 +48,27 @@ def scope_request_digest(
     )
 
 
+def default_scope_create(*, principal: Principal, request_id: str) -> ScopeView:
+    """Create ``principal``'s default scope, or return it if it exists.
+
+    The default scope is an ordinary scope titled ``Default``, created by the
+    principal under the reserved idempotency key ``DEFAULT_SCOPE_KEY``, so two
+    concurrent first requests get the same scope (``scope_create``'s insert-first
+    arbitration) and its creator holds ``admin`` on it.
+    """
+    scope, _ = _scope_insert(
+        principal=principal,
+        title=DEFAULT_SCOPE_TITLE,
+        summary=DEFAULT_SCOPE_SUMMARY,
+        parent_scope_id=None,
+        context_references=(),
+        external_references=(),
+        idempotency_key=DEFAULT_SCOPE_KEY,
+        request_id=request_id,
+    )
+    return scope
+
+
 def scope_create(
     *,
     principal: Principal,
@@ -59,11 +85,42 @@ def scope_create(
     Returns ``(scope, created)``. The same ``idempotency_key`` with the same
     parameters returns the original scope; with different parameters it raises
     ``ScopeIdempotencyConflict``. A parent or context reference naming no scope
-    raises ``ScopeNotFound``. The scope, its references, its journal head and the
+    raises ``ScopeNotFound``; the key ``DEFAULT_SCOPE_KEY`` (the default scope's)
+    raises ``InvalidRequest``. The scope, its references, its journal head and the
     creator's admin grant (to its principal: every token of it) are written in
     one transaction; a concurrent duplicate is arbitrated by the unique
     constraint (insert first, then classify).
     """
+    if idempotency_key == DEFAULT_SCOPE_KEY:
+        raise InvalidRequest.for_field(
+            "idempotency_key",
+            "reserved",
+            "This idempotency key is reserved for the default scope "
+            "(GET /v1/scopes/default).",
+        )
+    return _scope_insert(
+        principal=principal,
+        title=title,
+        summary=summary,
+        parent_scope_id=parent_scope_id,
+        context_references=context_references,
+        external_references=external_references,
+        idempotency_key=idempotency_key,
+        request_id=request_id,
+    )
+
+
+def _scope_insert(
+    *,
+    principal: Principal,
+    title: str,
+    summary: str,
+    parent_scope_id: str | None,
+    context_references: Sequence[str],
+    external_references: Sequence[tuple[str, str]],
+    idempotency_key: str,
+    request_id: str,
+) -> tuple[ScopeView, bool]:
     digest = scope_request_digest(
         title=title,
         summary=summary,

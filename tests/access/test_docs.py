@@ -24,7 +24,12 @@ OPERATIONS = [
 
 @pytest.mark.parametrize(
     "error",
-    [exceptions.TokenNotFound, exceptions.GrantNotFound, exceptions.TokenRevoked],
+    [
+        exceptions.TokenNotFound,
+        exceptions.GrantNotFound,
+        exceptions.TokenRevoked,
+        exceptions.PrincipalNotYours,
+    ],
 )
 def test_the_error_catalogue_lists_the_access_codes(error: type) -> None:
     catalogue = (

@@ -6,9 +6,17 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
 
-from powercontext.access.models import AccessChange, ApiToken, TokenGrant
+from lifecycle.models import LegalHold
+from powercontext.access.models import (
+    AccessChange,
+    ApiToken,
+    PrincipalGrant,
+    PrincipalRecord,
+    TokenGrant,
+)
 from tests.access.conftest import Holder, Scopes, in_days
 from tests.conftest import ApiClient, create_scope
 
@@ -81,21 +89,107 @@ def test_a_scope_admin_mints_on_its_scope(
     assert ApiToken.objects.get(pk=response.json()["token_id"]).created_by == "holder"
 
 
-def test_a_scope_admin_cannot_mint_for_a_principal_that_reaches_other_scopes(
-    scopes: Scopes, holder: Callable[..., Holder]
+def test_a_scope_admin_cannot_mint_into_a_principal_the_operator_creates_later(
+    api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
 ) -> None:
-    creator = holder("*:contributor", name="carol")
-    carols_scope = create_scope(creator.client, key="carols")
-    admin = holder(f"{scopes.mine}:admin")
-
-    response = admin.client.post(
+    """Issue 28's reproduction: the early 'ci-bot' token must not become the real one."""
+    alice = holder(f"{scopes.mine}:admin", name="alice")
+    early = alice.client.post(
         "/v1/tokens",
-        {"name": "carol", "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+        {"name": "ci-bot", "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+    )
+    real = api.post(
+        "/v1/tokens",
+        {"name": "ci-bot", "grants": [{"scope": "*", "role": "contributor"}]},
+    )
+    bot, impostor = ApiClient(real.json()["token"]), ApiClient(early.json()["token"])
+    bots_scope = create_scope(bot, key="bots")
+    capture = {"scope_id": bots_scope, "source_id": "s-1", "content": "c"}
+    assert bot.post("/v1/sources/content", capture).status_code == 202
+
+    attempts = [
+        impostor.get(f"/v1/scopes/{bots_scope}/sources"),
+        impostor.post(f"/v1/scopes/{bots_scope}/legal-holds", {"reason": "mine now"}),
+        impostor.post(
+            "/v1/tokens",
+            {"name": "x", "grants": [{"scope": bots_scope, "role": "admin"}]},
+        ),
+    ]
+    held = bot.post(f"/v1/scopes/{bots_scope}/legal-holds", {"reason": "audit"})
+
+    assert (early.status_code, early.json()["name"]) == (201, "alice/ci-bot")
+    assert (real.status_code, real.json()["name"]) == (201, "ci-bot")
+    assert [response.status_code for response in attempts] == [403, 403, 403]
+    assert held.json()["set_by"] == "ci-bot"
+    assert list(LegalHold.objects.values_list("set_by", flat=True)) == ["ci-bot"]
+    assert list(
+        PrincipalGrant.objects.filter(scope_id=bots_scope).values_list(
+            "principal", flat=True
+        )
+    ) == ["ci-bot"]
+    assert dict(PrincipalRecord.objects.values_list("name", "owner")) == {
+        "root": "",
+        "alice": "",
+        "alice/ci-bot": "alice",
+        "ci-bot": "",
+    }
+
+
+def test_a_scope_admin_mints_again_for_its_own_principal_only(
+    api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
+) -> None:
+    alice = holder(f"{scopes.mine}:admin", name="alice")
+    grants = [{"scope": scopes.mine, "role": "viewer"}]
+    first = alice.client.post("/v1/tokens", {"name": "ci-bot", "grants": grants})
+    second = alice.client.post("/v1/tokens", {"name": "ci-bot", "grants": grants})
+    # An operator's principal inside alice's namespace stays the operator's.
+    planted = api.post("/v1/tokens", {"name": "alice/planted", "grants": grants})
+    before = (ApiToken.objects.count(), AccessChange.objects.count())
+    refused = alice.client.post("/v1/tokens", {"name": "planted", "grants": grants})
+
+    assert [first.status_code, second.status_code, planted.status_code] == [201] * 3
+    assert first.json()["name"] == second.json()["name"] == "alice/ci-bot"
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "principal_not_yours"
+    assert (ApiToken.objects.count(), AccessChange.objects.count()) == before
+    assert (
+        AccessChange.objects.filter(
+            action="principal_create", principal="alice/ci-bot"
+        ).count()
+        == 1
     )
 
-    assert response.status_code == 403
-    assert not ApiToken.objects.filter(principal="carol", grants__scope_id=scopes.mine)
-    assert carols_scope
+
+@pytest.mark.parametrize(
+    "name", ["static-token", "local", "system", "admin:bob", "cli:createtoken"]
+)
+def test_reserved_principal_names_are_refused(
+    api: ApiClient, scopes: Scopes, name: str
+) -> None:
+    before = (ApiToken.objects.count(), PrincipalRecord.objects.count())
+
+    response = api.post(
+        "/v1/tokens",
+        {"name": name, "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+    )
+
+    assert response.status_code == 422, response.content
+    assert response.json()["error"]["details"]["reason"] == "reserved"
+    assert (ApiToken.objects.count(), PrincipalRecord.objects.count()) == before
+
+
+def test_a_too_long_namespaced_name_is_refused(
+    scopes: Scopes, holder: Callable[..., Holder]
+) -> None:
+    alice = holder(f"{scopes.mine}:admin", name="a" * 100)
+
+    response = alice.client.post(
+        "/v1/tokens",
+        {"name": "b" * 60, "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+    )
+
+    assert response.status_code == 422, response.content
+    assert not ApiToken.objects.filter(principal__startswith="a" * 100 + "/")
 
 
 @pytest.mark.parametrize(
@@ -120,15 +214,18 @@ def test_a_scope_admin_cannot_grant_outside_its_scopes_nor_raise_itself(
 
 
 def test_a_scope_admin_grants_and_removes_on_its_scope(
-    scopes: Scopes, holder: Callable[..., Holder]
+    api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
 ) -> None:
     admin = holder(f"{scopes.mine}:admin")
-    someone = holder(f"{scopes.other}:viewer", name="someone")
+    someone = holder(f"{scopes.mine}:viewer", f"{scopes.other}:viewer", name="someone")
     path = f"/v1/tokens/{someone.token_id}/grants"
 
     added = admin.client.post(path, {"scope": scopes.mine, "role": "contributor"})
+    missing = admin.client.delete(f"{path}/scp_elsewhere")
+    absent = api.delete(f"/v1/tokens/{admin.token_id}/grants/{scopes.other}")
     can_read = someone.client.get(f"/v1/scopes/{scopes.mine}").status_code
     removed = admin.client.delete(f"{path}/{scopes.mine}")
+    # The token now reaches only a scope the admin does not administer.
     removed_again = admin.client.delete(f"{path}/{scopes.mine}")
 
     assert added.status_code == 200, added.content
@@ -136,8 +233,10 @@ def test_a_scope_admin_grants_and_removes_on_its_scope(
     assert can_read == 200
     assert removed.status_code == 200
     assert removed.json()["grants"] == []
+    assert missing.status_code == 403  # a scope the admin does not administer
+    assert absent.json()["error"]["code"] == "grant_not_found"
     assert removed_again.status_code == 404
-    assert removed_again.json()["error"]["code"] == "grant_not_found"
+    assert removed_again.json()["error"]["code"] == "token_not_found"
     assert someone.client.get(f"/v1/scopes/{scopes.mine}").status_code == 403
     assert list(
         AccessChange.objects.filter(token_id=someone.token_id)
@@ -239,10 +338,11 @@ def test_rotation_with_grace_keeps_the_old_secret_for_that_long(
     assert old.client.get(f"/v1/scopes/{scopes.mine}").status_code == 200
     row = ApiToken.objects.get(pk=old.token_id)
     assert not row.revoked
-    assert row.expires_at is not None
+    assert row.revoked_at is not None
     assert (
-        timedelta(seconds=50) < row.expires_at - row.created_at < timedelta(seconds=70)
+        timedelta(seconds=50) < row.revoked_at - row.created_at < timedelta(seconds=70)
     )
+    assert response.json()["expires_at"] is None
 
 
 def test_lists_show_only_tokens_and_grants_on_administered_scopes(
@@ -356,3 +456,116 @@ def test_bad_requests_get_clear_errors(
 
     assert response.status_code == status, response.content
     assert response.json()["error"]["code"] == code
+
+
+def test_a_rotated_away_secret_stays_dead_after_its_grace(
+    api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
+) -> None:
+    old = holder(f"{scopes.mine}:viewer", name="svc")
+    rotated = api.post(f"/v1/tokens/{old.token_id}/rotate", {"grace_seconds": 60})
+    during = [
+        api.patch(f"/v1/tokens/{old.token_id}", {"expires_at": in_days(9)}),
+        api.post(f"/v1/tokens/{old.token_id}/rotate", {"grace_seconds": 60}),
+        api.post(
+            f"/v1/tokens/{old.token_id}/grants",
+            {"scope": scopes.other, "role": "admin"},
+        ),
+    ]
+
+    with time_machine.travel(timezone.now() + timedelta(seconds=61)):
+        refused_after = old.client.get(f"/v1/scopes/{scopes.mine}").status_code
+        revival = api.patch(f"/v1/tokens/{old.token_id}", {"expires_at": None})
+        still = old.client.get(f"/v1/scopes/{scopes.mine}").status_code
+
+    assert rotated.status_code == 201
+    assert [r.status_code for r in during] == [409, 409, 409]
+    assert {r.json()["error"]["code"] for r in during} == {"token_revoked"}
+    assert (refused_after, revival.status_code, still) == (401, 409, 401)
+    row = ApiToken.objects.get(pk=old.token_id)
+    assert row.revoked_at is not None
+    assert row.expires_at is None
+    assert ApiToken.objects.count() == 3  # root, old, the one rotation minted
+
+
+TOKEN_ROUTES = [
+    ("get", "/v1/tokens/{id}", None),
+    ("patch", "/v1/tokens/{id}", {"expires_at": "IN_A_DAY"}),
+    ("patch", "/v1/tokens/{id}", {"expires_at": None}),
+    ("post", "/v1/tokens/{id}/revoke", None),
+    ("post", "/v1/tokens/{id}/rotate", {}),
+    ("post", "/v1/tokens/{id}/rotate", {"grace_seconds": 60}),
+    ("post", "/v1/tokens/{id}/grants", {"scope": "MINE", "role": "viewer"}),
+    ("post", "/v1/tokens/{id}/grants", {"scope": "OTHER", "role": "admin"}),
+    ("delete", "/v1/tokens/{id}/grants/MINE", None),
+    ("delete", "/v1/tokens/{id}/grants/OTHER", None),
+]
+
+
+def _access_rows() -> list[object]:
+    return [
+        list(ApiToken.objects.order_by("pk").values()),
+        list(TokenGrant.objects.order_by("pk").values()),
+        AccessChange.objects.count(),
+    ]
+
+
+@pytest.mark.parametrize("target", ["unseen", "missing"])
+@pytest.mark.parametrize(("method", "path", "body"), TOKEN_ROUTES)
+def test_every_token_route_answers_a_token_the_caller_cannot_see_as_get_token(
+    scopes: Scopes,
+    holder: Callable[..., Holder],
+    target: str,
+    method: str,
+    path: str,
+    body: dict[str, object] | None,
+) -> None:
+    admin = holder(f"{scopes.mine}:admin", name="alice")
+    unseen = holder(f"{scopes.other}:viewer", name="elsewhere")
+    token_id = {"unseen": unseen.token_id, "missing": unseen.token_id + 1000}[target]
+    named = {"MINE": scopes.mine, "OTHER": scopes.other, "IN_A_DAY": in_days(1)}
+    sent = None if body is None else {k: named.get(v, v) for k, v in body.items()}  # type: ignore[arg-type]
+    url = path.format(id=token_id).replace("MINE", scopes.mine)
+    url = url.replace("OTHER", scopes.other)
+    reference = admin.client.get(f"/v1/tokens/{unseen.token_id + 1000}")
+    before = _access_rows()
+
+    response = admin.client.request(method.upper(), url, sent)
+
+    assert (response.status_code, response.json()) == (
+        reference.status_code,
+        reference.json(),
+    )
+    assert reference.status_code == 404
+    assert _access_rows() == before
+    assert unseen.client.get(f"/v1/scopes/{scopes.other}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("whose", "status"),
+    [("operators", 403), ("own", 201), ("namespaced", 201)],
+)
+def test_a_scope_admin_rotates_only_tokens_of_principals_it_controls(
+    api: ApiClient,
+    scopes: Scopes,
+    holder: Callable[..., Holder],
+    whose: str,
+    status: int,
+) -> None:
+    """A new secret is a new token of the principal: the minting rule holds."""
+    alice = holder(f"{scopes.mine}:admin", name="alice")
+    grants = [{"scope": scopes.mine, "role": "viewer"}]
+    minted = {
+        "operators": lambda: api.post(
+            "/v1/tokens", {"name": "ci-bot", "grants": grants}
+        ),
+        "namespaced": lambda: alice.client.post(
+            "/v1/tokens", {"name": "ci-bot", "grants": grants}
+        ),
+    }
+    token_id = alice.token_id if whose == "own" else minted[whose]().json()["token_id"]
+    before = ApiToken.objects.count()
+
+    response = alice.client.post(f"/v1/tokens/{token_id}/rotate", {})
+
+    assert response.status_code == status, response.content
+    assert ApiToken.objects.count() == before + (status == 201)

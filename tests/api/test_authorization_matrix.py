@@ -53,6 +53,9 @@ class Row:
     path: Callable[[World], str]
     body: Callable[[World], Any] = lambda world: None
     success: tuple[int, ...] = (200,)
+    # A token route answers a token the caller may not see as missing (404),
+    # so token ids cannot be probed.
+    refused: int = 403
 
 
 def _scope(suffix: str) -> Callable[[World], str]:
@@ -89,6 +92,10 @@ def _in_a_day(world: World) -> dict[str, Any]:
     return {"expires_at": (timezone.now() + timedelta(days=1)).isoformat()}
 
 
+def _memory_scope(world: World) -> dict[str, Any]:
+    return {"scope_id": world.scope}
+
+
 def _generation(**extra: Any) -> Callable[[World], dict[str, Any]]:
     return lambda world: {"scope_id": world.scope, "objective": "o", **extra}
 
@@ -107,6 +114,8 @@ MATRIX: dict[tuple[str, str], Row] = {
         (201,),
     ),
     ("scope-detail", "get"): Row("viewer", _scope("")),
+    # The first call of each principal creates its default scope.
+    ("scope-default", "get"): Row("everywhere", lambda world: "/v1/scopes/default"),
     ("capture-content", "post"): Row(
         "contributor",
         lambda world: "/v1/sources/content",
@@ -199,19 +208,75 @@ MATRIX: dict[tuple[str, str], Row] = {
         },
         (201,),
     ),
-    ("token-detail", "get"): Row("admin", _token()),
-    ("token-detail", "patch"): Row("admin", _token(), _in_a_day),
-    ("token-revoke", "post"): Row("admin", _token("/revoke")),
+    ("token-detail", "get"): Row("admin", _token(), refused=404),
+    ("token-detail", "patch"): Row("admin", _token(), _in_a_day, refused=404),
+    ("token-revoke", "post"): Row("admin", _token("/revoke"), refused=404),
     ("token-rotate", "post"): Row(
-        "admin", _token("/rotate"), lambda world: {"grace_seconds": 0}, (201,)
+        "admin",
+        _token("/rotate"),
+        lambda world: {"grace_seconds": 0},
+        (201,),
+        refused=404,
     ),
     ("token-grants", "post"): Row(
         "admin",
         _token("/grants"),
         lambda world: {"scope": world.scope, "role": "admin"},
+        refused=404,
     ),
     ("token-grant-detail", "delete"): Row(
-        "admin", lambda world: f"/v1/tokens/{world.token_id}/grants/{world.scope}"
+        "admin",
+        lambda world: f"/v1/tokens/{world.token_id}/grants/{world.scope}",
+        refused=404,
+    ),
+    # The legacy Memory routes refuse every valid request (422): those the reference
+    # refuses without a scope lookup need any token, the others a grant on the scope.
+    ("memory-remember", "post"): Row(
+        "contributor",
+        lambda world: "/v1/memory/remember",
+        lambda world: {"scope_id": world.scope, "kind": "k", "text": "t"},
+        (422,),
+    ),
+    ("memory-search", "post"): Row(
+        "viewer",
+        lambda world: "/v1/memory/search",
+        lambda world: {"scope_id": world.scope, "query": "q"},
+        (422,),
+    ),
+    ("memory-flush", "post"): Row(
+        "contributor", lambda world: "/v1/memory/flush", _memory_scope, (422,)
+    ),
+    ("memory-capacity", "post"): Row(
+        "any", lambda world: "/v1/memory/capacity", _memory_scope, (422,)
+    ),
+    ("memory-entries-list", "post"): Row(
+        "viewer", lambda world: "/v1/memory/entries/list", _memory_scope, (422,)
+    ),
+    ("memory-entries-get", "post"): Row(
+        "viewer",
+        lambda world: "/v1/memory/entries/get",
+        lambda world: {"scope_id": world.scope, "citation": {}},
+        (422,),
+    ),
+    ("memory-entries-revise", "post"): Row(
+        "any",
+        lambda world: "/v1/memory/entries/revise",
+        lambda world: {
+            "scope_id": world.scope,
+            "citation": {},
+            "kind": "k",
+            "text": "t",
+        },
+        (422,),
+    ),
+    ("memory-entries-retire", "post"): Row(
+        "any",
+        lambda world: "/v1/memory/entries/retire",
+        lambda world: {"scope_id": world.scope, "citation": {}},
+        (422,),
+    ),
+    ("memory-changes", "post"): Row(
+        "any", lambda world: "/v1/memory/changes", _memory_scope, (422,)
     ),
     # Any valid token may talk MCP; each tool call is then authorized as its
     # operation (tests/mcp/).
@@ -320,7 +385,7 @@ def _client(caller: str, world: World) -> ApiClient:
 
 
 def _expected(row: Row, caller: str) -> tuple[int, ...]:
-    """401, 403 or the row's success, by the role rules of api.md 3."""
+    """401, 403 (or the row's refusal) or its success, by the role rules of api.md 3."""
     if row.needs == "public":
         return row.success
     if caller in ("no-token", "unknown", "revoked", "expired"):
@@ -336,7 +401,7 @@ def _expected(row: Row, caller: str) -> tuple[int, ...]:
         needed = ROLE_RANK[Role(row.needs)]
         held = role or (None if caller == "admin-elsewhere" else Role(caller))
         allowed = held is not None and ROLE_RANK[held] >= needed
-    return row.success if allowed else (403,)
+    return row.success if allowed else (row.refused,)
 
 
 @pytest.fixture
@@ -354,7 +419,11 @@ def world(api: ApiClient) -> World:
         {"reason": "so it blocks nothing"},
     )
     assert released.status_code == 200
-    target, _ = token_create(principal="target", grants=[(scope, Role.CONTRIBUTOR)])
+    # Minted by the scope admin for its own principal, as the API names it
+    # (decision 0031): it may then rotate it too.
+    target, _ = token_create(
+        principal="admin/target", owner="admin", grants=[(scope, Role.CONTRIBUTOR)]
+    )
     return World(scope, other, committed["content"], target.pk, held.json()["hold_id"])
 
 

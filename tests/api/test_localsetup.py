@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from powercontext.access.models import ApiToken
+from powercontext.access.models import ApiToken, PrincipalRecord
 from powercontext.access.tokens import token_create
 from powercontext.principals import Role
 from tests.conftest import ApiClient
@@ -51,6 +51,10 @@ def test_every_run_prints_the_same_token_and_keeps_one_active(tmp_path: Path) ->
 
     assert runs[0] == runs[1] == runs[2]
     assert active_local_tokens() == [runs[0][:12]]
+    # The local principal, reserved to localsetup, is an operator's principal.
+    assert list(PrincipalRecord.objects.values_list("name", "owner", "created_by")) == [
+        ("local", "", "cli:localsetup")
+    ]
     assert ApiClient(runs[0]).get("/v1/scopes").status_code == 200
     assert (tmp_path / "token").stat().st_mode & 0o777 == 0o600
 

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 import redis
+from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 
-from powercontext.api.ratelimit_redis import RedisLimiter, lease_size
+from powercontext.api.ratelimit_redis import CACHE_ALIAS, RedisLimiter, lease_size
 from powercontext.rates import LEASE_MAX_DEFAULT as LEASE_MAX
 from powercontext.rates import Rate, parse_rate
 
@@ -25,12 +26,24 @@ REDIS_URL = os.environ.get("POWERCONTEXT_TEST_REDIS_URL", "redis://127.0.0.1:637
 
 
 @pytest.fixture
-def cache() -> RedisCache:
+def cache(settings: Any) -> RedisCache:
+    """The rate-limit cache, on the test Redis: the limiter connects to the server
+    the ``ratelimit`` alias names."""
     try:
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
     except redis.ConnectionError:
         pytest.fail(f"Redis is needed at {REDIS_URL}: .ci/run starts redis-server")
-    return RedisCache(REDIS_URL, {"OPTIONS": {"socket_timeout": 1}})
+    settings.CACHES = {
+        **settings.CACHES,
+        CACHE_ALIAS: {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_timeout": 1},
+        },
+    }
+    redis_cache = caches[CACHE_ALIAS]
+    assert isinstance(redis_cache, RedisCache)
+    return redis_cache
 
 
 @pytest.mark.parametrize(

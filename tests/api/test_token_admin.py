@@ -147,8 +147,9 @@ def test_only_a_superuser_mints_grants_on_every_scope(
 
     assert "Only a superuser" in html.unescape(refused.content.decode())
     assert allowed.status_code == 200
-    assert not ApiToken.objects.filter(principal="x").exists()
-    assert ApiToken.objects.filter(principal="y").exists()
+    assert not ApiToken.objects.filter(principal="admin:staff/x").exists()
+    # Staff other than superusers mint under their own name (decision 0031).
+    assert ApiToken.objects.filter(principal="admin:staff/y").exists()
 
 
 def test_revoking_needs_the_change_permission(staff_client: Any, scope_id: str) -> None:
@@ -180,3 +181,23 @@ def test_a_superuser_revokes(admin_client: Any, scope_id: str) -> None:
 
     token.refresh_from_db()
     assert token.revoked is True
+
+
+def test_a_superuser_names_any_principal_but_a_reserved_one(
+    admin_client: Any, scope_id: str
+) -> None:
+    refused = admin_client.post(
+        "/admin/api/apitoken/add/",
+        {"principal": "static-token", "grants_text": f"{scope_id}:viewer"},
+    )
+    allowed = admin_client.post(
+        "/admin/api/apitoken/add/",
+        {"principal": "ci-bot", "grants_text": f"{scope_id}:viewer"},
+    )
+    listed = admin_client.get("/admin/api/principalrecord/")
+
+    assert "is reserved" in html.unescape(refused.content.decode())
+    assert not ApiToken.objects.filter(principal="static-token").exists()
+    assert allowed.status_code == 200
+    assert ApiToken.objects.filter(principal="ci-bot").exists()
+    assert "ci-bot" in listed.content.decode()

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from powercontext.access.models import ApiToken, TokenGrant
+from powercontext.access.models import ApiToken, PrincipalRecord, TokenGrant
 from powercontext.access.tokens import token_hash
 from tests.conftest import ApiClient
 
@@ -64,6 +64,10 @@ def createtoken(*args: str) -> str:
             ["--name", "ci", "--grant", "*:viewer", "--expires-in-days", "1_0"],
             "ASCII digits",
         ),
+        (["--name", "local", "--grant", "*:admin"], "reserved"),
+        (["--name", "static-token", "--grant", "*:admin"], "reserved"),
+        (["--name", "admin:bob", "--grant", "*:viewer"], "reserved"),
+        (["--name", "cli:createtoken", "--grant", "*:viewer"], "reserved"),
     ],
 )
 def test_createtoken_refuses_bad_input_and_writes_nothing(
@@ -74,6 +78,22 @@ def test_createtoken_refuses_bad_input_and_writes_nothing(
 
     assert not ApiToken.objects.exists()
     assert not TokenGrant.objects.exists()
+    assert not PrincipalRecord.objects.exists()
+
+
+def test_createtoken_creates_the_principal_or_joins_an_existing_one() -> None:
+    first = createtoken("--name", "ci-bot", "--grant", "*:viewer")
+    second = createtoken("--name", "ci-bot", "--grant", "*:contributor")
+
+    assert ApiClient(first).get("/v1/scopes").status_code == 200
+    assert ApiClient(second).get("/v1/scopes").status_code == 200
+    record = PrincipalRecord.objects.get()
+    assert (record.name, record.owner, record.created_by) == (
+        "ci-bot",
+        "",
+        "cli:createtoken",
+    )
+    assert ApiToken.objects.filter(principal="ci-bot").count() == 2
 
 
 def test_createtoken_refuses_a_missing_scope_next_to_an_existing_one(

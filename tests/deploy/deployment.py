@@ -36,21 +36,27 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SQLITE_URL = "sqlite:////var/lib/powercontext/powercontext.sqlite3"
 
 NOT_RUN = {
-    "apt-get install -y python3.11 python3.11-venv python3.11-dev gcc git nginx "
-    "postgresql-client": ("host packages: .ci/run installs what the tests need"),
+    "apt-get install -y python3 python3-venv python3-dev gcc git nginx "
+    "postgresql-client": ("host packages: make test installs what the tests need"),
     "useradd --system --home-dir /var/lib/powercontext --shell /usr/sbin/nologin "
     "powercontext": "creates a system user",
-    "git clone https://git.example.com/powercontext.git /srv/powercontext": (
+    'git clone "$POWERCONTEXT_REPOSITORY" /srv/powercontext': (
         "the suite runs in a checkout"
     ),
-    "python3.11 -m venv .venv": "make created the suite's .venv with this command",
+    "python3 -m venv .venv": "make created the suite's .venv the same way",
+    "runuser -u powercontext -- /srv/powercontext/.venv/bin/python -c 'import django'": (
+        "needs the powercontext user"
+    ),
     ".venv/bin/pip install -e '.[fast]'": (
         "make installed the checkout with this command; reinstalling it would "
         "disturb the suite that is running from it"
     ),
-    "git fetch --tags && git checkout v1.1.0": "the checkout under test is the release",
-    "runuser -u postgres -- createuser --pwprompt powercontext": (
-        "interactive; the test uses a throwaway database on the suite's server"
+    "git fetch origin": "the checkout under test is the release",
+    "git diff HEAD origin/HEAD -- CHANGELOG.md": "as above: no remote to compare with",
+    "git merge --ff-only origin/HEAD": "as above",
+    'runuser -u postgres -- psql -v ON_ERROR_STOP=1 -v password="$DB_PASSWORD" '
+    "-c \"CREATE ROLE powercontext LOGIN PASSWORD :'password'\"": (
+        "creates a role on the suite's server; the test uses a throwaway database"
     ),
     "runuser -u postgres -- createdb --owner=powercontext --encoding=UTF8 "
     "powercontext": "the test creates a throwaway database instead",

@@ -169,15 +169,19 @@ def assert_stalled_clients_hold_no_thread(deployment: Deployment, token: str) ->
 
 
 def admin_login(deployment: Deployment, password: str) -> httpx.Client:
-    """A client logged in to the admin through nginx (CSRF, secure cookies)."""
+    """A client logged in to the admin through nginx (CSRF, secure cookies), as a
+    browser does it: nginx listens on a port other than 443, so the browser's
+    ``Host`` and ``Origin`` name that port."""
+    origin = f"https://{HOST}:{deployment.https_port}"
     client = deployment.client(follow_redirects=False)
+    client.headers["Host"] = f"{HOST}:{deployment.https_port}"
     page = client.get("/admin/login/")
     assert page.status_code == 200
     csrf = page.cookies["csrftoken"]
     response = client.post(
         "/admin/login/?next=/admin/",
         data={"username": "admin", "password": password, "csrfmiddlewaretoken": csrf},
-        headers={"Origin": f"https://{HOST}", "Referer": f"https://{HOST}/admin/"},
+        headers={"Origin": origin, "Referer": f"{origin}/admin/"},
     )
     assert response.status_code == 302, response.text[:500]
     assert response.headers["Location"] == "/admin/"

@@ -9,7 +9,12 @@
 - Every variable the settings or ``gunicorn.conf.py`` read, and every variable of
   ``.env.example``, is in operations.md's configuration table.
 - docs/api.md's evidence example answers as the page says.
-(docs/deploying.md runs whole in test_deploying.py.)
+- No document shows a bare ``manage.py X ...`` command (a bare ``python`` or
+  ``manage.py`` has no Django): every command names the virtual environment's Python.
+- deploying.md and operations.md name one minimum PostgreSQL version, and the test
+  server is at least that.
+(docs/deploying.md runs whole in test_deploying.py, docs/migrating.md's first three
+sections in test_migrating.py.)
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ def manage_lines() -> list[tuple[str, str]]:
         for block in sh_blocks(doc)
         for line in block.lines
         for match in MANAGE_LINE.finditer(line)
+        # manage.py's own option (tests/api/test_version.py runs it), not a command.
+        if match.group(1).strip() != "--version"
     ]
 
 
@@ -229,3 +236,35 @@ def test_the_evidence_example_of_api_md_answers_as_documented(api: ApiClient) ->
         (item["status"], item["reason"], item["working_note"])
         for item in response.json()["items"]
     ] == [("available", None, True), ("unavailable", "digest_mismatch", False)]
+
+
+EVERY_DOC = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+BARE_COMMAND = re.compile(r"(?<![\w/.])(?:`|^)(manage\.py [^`\n]+\s[^`\n]*)`?", re.M)
+
+
+@pytest.mark.parametrize("doc", EVERY_DOC, ids=lambda doc: doc.name)
+def test_no_document_shows_a_bare_manage_py_command(doc: Path) -> None:
+    """``manage.py NAME ARGS`` to type must read ``.venv/bin/python manage.py ...``;
+    ``manage.py NAME`` alone names a command and may stay bare."""
+    bare = [match.group(1) for match in BARE_COMMAND.finditer(doc.read_text())]
+
+    assert bare == []
+
+
+MINIMUM_POSTGRESQL = re.compile(r"(?:PostgreSQL|Version) (\d+) or newer")
+
+
+@pytest.mark.django_db
+def test_one_minimum_postgresql_version_and_the_tests_run_on_it() -> None:
+    from django.db import connection
+
+    stated = {
+        doc.name: MINIMUM_POSTGRESQL.findall(doc.read_text())
+        for doc in (ROOT / "docs" / "deploying.md", ROOT / "docs" / "operations.md")
+    }
+    [[minimum], [also]] = stated.values()
+
+    assert minimum == also, stated
+    assert connection.vendor != "postgresql" or (
+        connection.pg_version // 10000 >= int(minimum)
+    )

@@ -184,3 +184,81 @@ def test_a_named_file_is_read_instead_of_dotenv(
     clean_environ.setenv("POWERCONTEXT_ENV_FILE", "/etc/powercontext/other.env")
 
     assert envfile.env_file_path() == Path("/etc/powercontext/other.env")
+
+
+def test_inline_comments_are_read_as_a_shell_reads_them(
+    env_file: Path, tmp_path: Path
+) -> None:
+    env_file.write_text(
+        env_file.read_text().replace(
+            "POWERCONTEXT_CURSOR_TTL=123\n",
+            "POWERCONTEXT_WORKERS=2 # two workers\n"
+            "POWERCONTEXT_CURSOR_TTL=123   # seconds\n"
+            "export POWERCONTEXT_ADMIN_PATH='con#sole/'  # quoted: '#' kept\n",
+        )
+    )
+    show = (
+        "from django.conf import settings; from powercontext import shape; "
+        "print(shape.workers(), settings.POWERCONTEXT_CURSOR_TTL, "
+        "settings.POWERCONTEXT_ADMIN_PATH)"
+    )
+
+    result = manage({"POWERCONTEXT_ENV_FILE": str(env_file)}, "shell", "-c", show)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "2 123 con#sole/"
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (
+            "POWERCONTEXT_CURSOR_TTL=an hour",
+            "POWERCONTEXT_CURSOR_TTL='an hour' is not valid",
+        ),
+        ("POWERCONTEXT_WORKERS=two", "POWERCONTEXT_WORKERS='two' is not valid"),
+        (
+            "POWERCONTEXT_AUTH_MODE=maybe",
+            "POWERCONTEXT_AUTH_MODE: must be enforced or disabled.",
+        ),
+        (
+            "POWERCONTEXT_RATE_LIMIT_LEASE_MAX=0",
+            "POWERCONTEXT_RATE_LIMIT_LEASE_MAX: must be 1..1000.",
+        ),
+    ],
+)
+def test_a_bad_value_names_the_file_the_line_and_the_variable(
+    env_file: Path, line: str, problem: str
+) -> None:
+    env_file.write_text(env_file.read_text() + "\n" + line + "\n")
+    number = env_file.read_text().splitlines().index(line) + 1
+    check = (
+        "from django.conf import settings; from powercontext import shape; "
+        "settings.DEBUG; shape.workers()"
+    )
+
+    result = manage({"POWERCONTEXT_ENV_FILE": str(env_file)}, "shell", "-c", check)
+
+    assert result.returncode == 1
+    assert f"{env_file}, line {number}: {problem}" in result.stderr.splitlines()[-1]
+
+
+def test_a_bad_value_from_the_environment_says_so(env_file: Path) -> None:
+    result = manage(
+        {"POWERCONTEXT_ENV_FILE": str(env_file), "POWERCONTEXT_CURSOR_TTL": "x"},
+        "check",
+    )
+
+    assert result.returncode == 1
+    assert "the process environment: POWERCONTEXT_CURSOR_TTL='x'" in result.stderr
+
+
+def test_a_line_that_is_no_assignment_names_the_file_and_the_line(
+    env_file: Path,
+) -> None:
+    env_file.write_text(env_file.read_text() + 'POWERCONTEXT_THREADS="3\n')
+
+    result = manage({"POWERCONTEXT_ENV_FILE": str(env_file)}, "check")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"manage.py: {env_file}, line 6: not NAME=value")

@@ -2,8 +2,8 @@
 
 Started from a directory that is not the checkout: with ``-c`` naming
 ``gunicorn.conf.py`` it serves as configured (the env file's bind address and
-worker count, gthread workers that spread connections); without it, the application refuses to load and
-gunicorn exits. Which clients may mark a request HTTPS is gunicorn's
+worker count, gunicorn's own gthread workers); without it, the application refuses
+to load and gunicorn exits. Which clients may mark a request HTTPS is gunicorn's
 ``FORWARDED_ALLOW_IPS``, not ``DJANGO_SECURE_PROXY_SSL_HEADER``.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -124,9 +123,7 @@ def test_with_c_it_serves_as_configured_from_any_directory(
 ) -> None:
     server = serving_with_c(start, tmp_path, free_port(), workers=2)
 
-    assert "Using worker: powercontext.gunicorn_worker.SharedPollThreadWorker" in (
-        server.output()
-    )
+    assert "Using worker: gthread" in (server.output())
     assert server.output().count("Booting worker with pid") == 2
 
 
@@ -207,67 +204,3 @@ def test_who_may_mark_a_request_https(
     )
 
     assert response.status_code == status, tail(server.log)
-
-
-def connections_by_worker(server: Server, port: int) -> dict[int, set[int]]:
-    """For each worker, the client ports of the connections it holds on ``port``
-    (its socket inodes matched to /proc/net/tcp)."""
-    by_inode: dict[str, int] = {}
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        local_port = int(fields[1].rsplit(":", 1)[1], 16)
-        if local_port == port and fields[3] == "01":  # ESTABLISHED
-            by_inode[fields[9]] = int(fields[2].rsplit(":", 1)[1], 16)
-    workers = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
-    held: dict[int, set[int]] = {}
-    for pid in map(int, workers.read_text().split()):
-        held[pid] = set()
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            with contextlib.suppress(OSError):
-                target = os.readlink(fd)
-                if target.startswith("socket:[") and target[8:-1] in by_inode:
-                    held[pid].add(by_inode[target[8:-1]])
-    return held
-
-
-def test_connections_are_spread_over_the_workers(
-    start: Callable[..., Server], tmp_path: Path
-) -> None:
-    """A worker whose threads are all busy leaves new connections to the others:
-    nine stalled uploads, one after another, land three on each of three
-    workers of three threads (whoever woke first took them before, e.g. 0/16/0
-    for wrk's 16 connections), and a tenth waits until a thread is free."""
-    port = free_port()
-    server = serving_with_c(
-        start,
-        tmp_path,
-        port,
-        workers=3,
-        POWERCONTEXT_WORKERS="3",
-        POWERCONTEXT_THREADS="3",
-    )
-    head = (
-        b"POST /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
-    )
-    stalled: list[socket.socket] = []
-    try:
-        for _ in range(9):
-            client = socket.create_connection(("127.0.0.1", port), timeout=10)
-            client.sendall(head)  # a thread now waits for the other 99 bytes
-            stalled.append(client)
-            time.sleep(0.3)
-        held = connections_by_worker(server, port)
-        assert sorted(len(ports) for ports in held.values()) == [3, 3, 3], held
-
-        waiting = socket.create_connection(("127.0.0.1", port), timeout=10)
-        stalled.append(waiting)
-        waiting.sendall(b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        time.sleep(0.5)
-        accepted = set().union(*connections_by_worker(server, port).values())
-        assert waiting.getsockname()[1] not in accepted
-        stalled[0].sendall(b" " * 99)  # one thread is free again
-        assert waiting.recv(4096).startswith(b"HTTP/1.1 200")
-    finally:
-        for client in stalled:
-            client.close()

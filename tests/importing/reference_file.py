@@ -45,6 +45,11 @@ CREATE TABLE IF NOT EXISTS pc_sources (
 """
 
 
+def scope_id(number: int) -> str:
+    """A scope id of the reference's form (``scp_`` and 26 Crockford digits)."""
+    return f"scp_{number:026d}"
+
+
 def payload(
     source_id: str,
     content: Any,
@@ -52,13 +57,14 @@ def payload(
     metadata: dict[str, Any] | None = None,
     working_note: bool = False,
     wire: bool = False,
+    handoff_receipt: bool = False,
 ) -> bytes:
     """A ``pc_sources.payload`` as the reference writes it."""
     value = {
         "content": json.dumps(content, separators=(",", ":")) if wire else content,
         "definition_version": "1",
         "description": None,
-        "handoff_receipt": False,
+        "handoff_receipt": handoff_receipt,
         "internal": None,
         "materialization": "captured",
         "metadata": metadata or {},
@@ -188,10 +194,12 @@ def main() -> None:
     if options.base is not None:
         shutil.copyfile(options.base, options.out)
     file = ReferenceFile(options.out)
-    scope_id = file.scope("scp_generated", title="Generated", key="generated")
-    file.sources(scope_id, (generated(n) for n in range(1, options.count + 1)))
+    generated_scope = file.scope(
+        "scp_00000000000000000generated", title="Generated", key="generated"
+    )
+    file.sources(generated_scope, (generated(n) for n in range(1, options.count + 1)))
     file.close()
-    print(scope_id)
+    print(generated_scope)
 
 
 if __name__ == "__main__":

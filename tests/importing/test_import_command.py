@@ -1,4 +1,4 @@
-"""``manage.py import_powercontext`` (spec/access.md 2) on reference-format files."""
+"""``manage.py import_powercontext`` (docs/migrating.md) on reference-format files."""
 
 from __future__ import annotations
 
@@ -14,11 +14,16 @@ from sources.importing.reference import ReferenceDatabase
 from sources.importing.writer import import_verify
 from sources.models import CaptureAttempt, ContentSource, Scope, SourceJournalHead
 from tests.conftest import ApiClient
-from tests.importing.reference_file import ReferenceFile, note_payload, payload
+from tests.importing.reference_file import (
+    ReferenceFile,
+    note_payload,
+    payload,
+    scope_id,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PARENT, CHILD = "scp_parent", "scp_child"
+PARENT, CHILD = scope_id(1), scope_id(2)
 FUTURE = "2031-05-06T07:08:09.123456+00:00"
 PAST = "2020-01-01T00:00:00+00:00"
 
@@ -237,7 +242,7 @@ def test_rows_it_cannot_keep_are_skipped_and_named(tmp_path: Path) -> None:
 
     output = _import(path)
 
-    assert "skipped scp_parent / artifact / 'odd'" in output
+    assert f"skipped {PARENT} / artifact / 'odd'" in output
     assert list(ContentSource.objects.values_list("source_id", flat=True)) == ["a"]
 
 

@@ -25,7 +25,6 @@ PROJECT_MODULES = (
     "urls.py",
     "wsgi.py",
     "asgi.py",
-    "gunicorn_worker.py",
     "gunicorn_logs.py",
 )
 APPS = ("sources", "sessions_app", "handoffs", "lifecycle")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
+
 from tests.conftest import ApiClient
 
 
@@ -90,3 +92,14 @@ def source(api: ApiClient, scope_id: str, source_id: str) -> dict[str, Any]:
     response = api.get(f"/v1/scopes/{scope_id}/sources/content/{source_id}")
     assert response.status_code == 200, response.content
     return response.json()
+
+
+def tables_holding(text: str) -> list[str]:
+    """Every table whose rows, read as text, contain ``text``."""
+    found = []
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names(cursor):
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+            if any(text in str(row) for row in cursor.fetchall()):
+                found.append(table)
+    return found

@@ -196,3 +196,13 @@ def test_handoff_operations_treat_a_closed_note_as_unavailable(
     assert error_of(committed)["code"] == "handoff_evidence_not_found"
     assert continued["evidence_checks"][0]["status"] == "unavailable"
     assert (hint["status"], hint["content"]) == ("empty", None)
+
+
+def test_a_close_with_no_body_is_read_as_an_empty_object(
+    api: ApiClient, scope_id: str
+) -> None:
+    """docs/api.md: an empty body is read as ``{}``."""
+    response = api.post(f"/v1/scopes/{scope_id}/sessions/s/close", raw=b"")
+
+    assert response.status_code == 201
+    assert SessionClosure.objects.filter(scope_id=scope_id, session_id="s").exists()

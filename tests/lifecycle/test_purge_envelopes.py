@@ -22,6 +22,12 @@ T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 NOTES = "the notes of sess-1, v2"
 
 
+def notes_of(session_id: str) -> str:
+    """Each session's own notes text: a purged note's text is erased from every
+    envelope that keeps it (test_purge_copies.py), so sessions do not share it."""
+    return NOTES.replace("sess-1", session_id)
+
+
 def _notes(scope_id: str, session_id: str) -> str:
     return f"/v1/scopes/{scope_id}/sessions/{session_id}/working-notes"
 
@@ -33,14 +39,17 @@ def closed_sessions(api: ApiClient, scope_id: str) -> Any:
             api.put(_notes(scope_id, session_id), {"notes": "first notes"})
             api.put(
                 _notes(scope_id, session_id),
-                {"notes": NOTES, "capture": {"source_id": f"wn-{session_id}"}},
+                {
+                    "notes": notes_of(session_id),
+                    "capture": {"source_id": f"wn-{session_id}"},
+                },
             )
             api.patch(
                 f"/v1/scopes/{scope_id}/sessions/{session_id}/envelope",
                 {"meta": {"cwd": "/src"}},
             )
             close(api, scope_id, session_id)
-        api.put(_notes(scope_id, "open"), {"notes": NOTES})
+        api.put(_notes(scope_id, "open"), {"notes": notes_of("open")})
         hold(api, scope_id, "sess-held")
         clock.move_to(T0 + timedelta(days=2))
         yield clock
@@ -84,9 +93,14 @@ def test_held_and_open_sessions_keep_their_notes(
 ) -> None:
     purge(api, scope_id, older_than_seconds=86400)
 
-    assert api.get(_notes(scope_id, "sess-held")).json()["notes"] == NOTES
-    assert api.get(_notes(scope_id, "open")).json()["notes"] == NOTES
-    assert sorted(_values_of(scope_id, "sess-held")) == ["first notes", NOTES]
+    assert api.get(_notes(scope_id, "sess-held")).json()["notes"] == notes_of(
+        "sess-held"
+    )
+    assert api.get(_notes(scope_id, "open")).json()["notes"] == notes_of("open")
+    assert sorted(_values_of(scope_id, "sess-held")) == [
+        "first notes",
+        notes_of("sess-held"),
+    ]
 
 
 def test_sessions_closed_more_recently_than_the_age_keep_their_notes(

@@ -82,6 +82,8 @@ def _error(response: Any, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.content
     body = response.json()
     assert set(body) == {"jsonrpc", "id", "error"}, body
+    # Every protocol fault has the same keys, -32700 included (data may be null).
+    assert set(body["error"]) == {"code", "message", "data"}, body
     return dict(body["error"])
 
 

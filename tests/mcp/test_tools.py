@@ -164,8 +164,10 @@ def test_a_tool_call_without_the_grant_is_forbidden_and_writes_nothing(
         ("get_scope", {"scope_id": None}, ["path", "scope_id"], 422),
         ("get_scope", {"colour": "blue"}, ["arguments", "colour"], 422),
         ("list_scopes", {"binding_kind": "repo"}, ["query", "binding_kind"], 422),
-        # The Source list answers 400 for a bad query value, as on HTTP.
-        ("list_sources", {"limit": "many"}, ["query", "limit"], 400),
+        # The Source list answers 400 for a query value out of range, as on HTTP;
+        # a value of another JSON type is refused as a body's would be (422).
+        ("list_sources", {"limit": 0}, ["query", "limit"], 400),
+        ("list_sources", {"limit": "many"}, ["query", "limit"], 422),
     ],
 )
 def test_invalid_arguments_are_the_operations_4xx(

@@ -297,7 +297,7 @@ def test_without_capture_the_source_is_null(
         (
             {"expires_at": "2030-01-01T00:00:00"},
             ["body", "capture", "expires_at"],
-            "datetime_format",
+            "timezone_aware",
         ),
         (
             {"expires_at": 1893456000},

@@ -328,3 +328,71 @@ def test_old_cursor_is_410_cursor_expired(api: ApiClient, settings) -> None:
 
     assert response.status_code == 410
     assert error_of(response)["code"] == "cursor_expired"
+
+
+# --- The default scope ------------------------------------------------------------------
+
+
+def test_default_scope_is_created_once_per_principal(
+    client_for: Callable[..., ApiClient],
+) -> None:
+    alice = client_for("*:contributor", name="alice")
+    alice_again = client_for("*:contributor", name="alice")
+    bob = client_for("*:contributor", name="bob")
+
+    first = alice.get("/v1/scopes/default")
+    again = alice_again.get("/v1/scopes/default")
+    other = bob.get("/v1/scopes/default")
+
+    assert first.status_code == again.status_code == other.status_code == 200
+    body = dict(first.json())
+    assert SCOPE_ID.match(body.pop("scope_id"))
+    assert body == {
+        "title": "Default",
+        "summary": "Default context",
+        "parent_scope_id": None,
+        "context_references": [],
+        "external_references": [],
+        "version": 1,
+    }
+    assert again.json() == first.json()
+    assert other.json()["scope_id"] != first.json()["scope_id"]
+    assert Scope.objects.filter(created_by="alice").count() == 1
+    assert alice.get(f"/v1/scopes/{first.json()['scope_id']}").status_code == 200
+    assert SourceJournalHead.objects.filter(scope_id=other.json()["scope_id"]).exists()
+
+
+def test_default_scope_is_listed_and_takes_captures(api: ApiClient) -> None:
+    scope_id = api.get("/v1/scopes/default").json()["scope_id"]
+
+    captured = api.post(
+        "/v1/sources/content",
+        {"scope_id": scope_id, "source_id": "c-1", "content": "x"},
+    )
+
+    assert captured.status_code == 202
+    listed = api.get("/v1/scopes").json()["items"]
+    assert [item["scope_id"] for item in listed] == [scope_id]
+
+
+def test_default_scope_needs_a_star_grant_to_be_created(
+    client_for: Callable[..., ApiClient],
+) -> None:
+    response = client_for("*:viewer", name="viewer").get("/v1/scopes/default")
+
+    assert response.status_code == 403
+    assert not Scope.objects.exists()
+
+
+def test_create_scope_refuses_the_default_scopes_key(api: ApiClient) -> None:
+    response = api.post(
+        "/v1/scopes",
+        {"title": "T", "summary": "S", "idempotency_key": "powercontext:default-scope"},
+    )
+
+    assert response.status_code == 422
+    assert error_of(response)["details"] == {
+        "field": "idempotency_key",
+        "reason": "reserved",
+    }
+    assert not Scope.objects.exists()

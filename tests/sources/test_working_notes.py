@@ -82,19 +82,28 @@ def test_every_note_kind_is_accepted(api: ApiClient, scope_id: str, kind: str) -
         (
             {"expires_at": "2030-01-01T00:00:00"},
             ["body", "expires_at"],
-            "datetime_format",
+            "timezone_aware",
         ),
-        ({"expires_at": "2030-01-01"}, ["body", "expires_at"], "datetime_format"),
+        (
+            {"expires_at": "2020-01-01T00:00:00"},
+            ["body", "expires_at"],
+            "timezone_aware",
+        ),
+        ({"expires_at": "2030-01-01"}, ["body", "expires_at"], "timezone_aware"),
         (
             {"expires_at": "2030-01-01T00:00:00.1234567Z"},
             ["body", "expires_at"],
             "datetime_format",
         ),
-        ({"expires_at": "tomorrow"}, ["body", "expires_at"], "datetime_format"),
+        (
+            {"expires_at": "tomorrow"},
+            ["body", "expires_at"],
+            "datetime_from_date_parsing",
+        ),
         (
             {"expires_at": "2030-02-30T00:00:00Z"},
             ["body", "expires_at"],
-            "datetime_format",
+            "datetime_from_date_parsing",
         ),
         ({"expires_at": 1893456000}, ["body", "expires_at"], "datetime_type"),
         ({"expires_at": True}, ["body", "expires_at"], "datetime_type"),

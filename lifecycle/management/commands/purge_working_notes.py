@@ -13,7 +13,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser, OutputWrapper
 from tqdm import tqdm
 
 from lifecycle.inputs import OLDER_THAN_MAX_SECONDS
@@ -49,8 +49,11 @@ class Command(ExplainedCommand):
         longer ago than --older-than loses its content and metadata for good and
         stays as a tombstone (identity, position and digests kept, so replays
         still answer the original receipt). Notes under a legal hold and notes a
-        committed handoff cites are kept. The same run clears the working notes
-        of envelopes of sessions closed as long ago, and that text in their
+        committed handoff cites are kept, and so is a note whose text an
+        envelope under a legal hold keeps. The same text kept as working notes
+        by any other envelope of the note's scope, live or in a revision, is
+        erased with the note. The same run clears the working notes of
+        envelopes of sessions closed as long ago, and that text in their
         revisions. Works in batches of its own transactions, skipping rows
         another run holds, so two servers may run it at once. Shows a progress
         bar on a terminal and prints one summary line; --dry-run counts what it
@@ -73,7 +76,7 @@ class Command(ExplainedCommand):
         bar = tqdm(
             desc="notes",
             unit="note",
-            file=self.stderr._out,
+            file=ProgressStream(self.stderr),
             disable=None,  # only on a terminal
         )
         try:
@@ -94,6 +97,24 @@ class Command(ExplainedCommand):
             f"{result.skipped_held} held and {result.skipped_cited} cited; "
             f"envelopes cleared: {result.envelopes_cleared}"
         )
+
+
+class ProgressStream:
+    """The command's stderr as tqdm's file: written as given (tqdm's ``\r`` updates
+    need no line ending added) and unstyled, through ``OutputWrapper``'s public
+    ``write``; a terminal or not as the command's stderr is."""
+
+    def __init__(self, out: OutputWrapper) -> None:
+        self.out = out
+
+    def write(self, text: str) -> None:
+        self.out.write(text, style_func=str, ending="")
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return self.out.isatty()
 
 
 __all__ = ["Command", "age"]

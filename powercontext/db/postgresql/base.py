@@ -10,13 +10,6 @@ whole pool is swept at once (``ConnectionPool.check()`` replaces every broken
 idle connection) and a connection is taken again, without sleeping: the first
 request after a restart waits only for one new connection.
 
-The pool hands out the connection given back last (``RecentFirstPool``).
-psycopg's pool is a queue: a worker serving one request at a time would take each
-of its connections in turn, so every statement would go to the PostgreSQL backend
-that had been idle longest, its process descheduled and its caches cold (measured
-in decision 0029). The connections left idle stay at the old end, where the pool's
-shrinking closes them first.
-
 The check costs nothing on a healthy connection: an idle connection has nothing
 to read, while one the server closed (restart, crash, termination) has an EOF or
 a termination notice waiting on its socket. Only a connection with something to
@@ -90,49 +83,8 @@ class DatabaseOperations(operations.DatabaseOperations):
             return sql
 
 
-class RecentFirstPool(ConnectionPool):
-    """psycopg's pool, handing out the idle connection that was given back last."""
-
-    def _get_ready_connection(self, timeout: float | None) -> Any:
-        # psycopg takes the oldest idle connection, from the left end of its deque;
-        # put the newest there. The others keep their order, oldest first, which
-        # is the end the pool's shrinking closes from.
-        self._pool.rotate(1)
-        return super()._get_ready_connection(timeout)
-
-
 class DatabaseWrapper(base.DatabaseWrapper):
     ops_class = DatabaseOperations
-
-    @property
-    def pool(self) -> ConnectionPool | None:
-        """Django's pool for this alias (one per process), as a ``RecentFirstPool``.
-
-        Django builds a psycopg ``ConnectionPool`` on first use and opens it later;
-        its class is swapped before anyone has taken a connection from it.
-        """
-        pool = super().pool  # type: ignore[misc]  # not in django-stubs
-        if type(pool) is ConnectionPool:
-            pool.__class__ = RecentFirstPool
-        return pool
-
-    def get_connection_params(self) -> dict[str, Any]:
-        """Django's parameters, or none once this alias's pool exists.
-
-        ``connect()`` builds them on every request only to pass them to
-        ``get_new_connection``, which takes a pooled connection and ignores them:
-        the pool was made with them and keeps them.
-        """
-        if self.alias in self._connection_pools:  # type: ignore[attr-defined]
-            return {}
-        return super().get_connection_params()
-
-    def _set_autocommit(self, autocommit: bool) -> None:
-        # The pool hands connections out in autocommit (Django's default), and
-        # ``connect()`` sets it again on every checkout: a psycopg round of state
-        # checks for nothing.
-        if self.connection.autocommit != autocommit:
-            super()._set_autocommit(autocommit)  # type: ignore[misc]  # not in django-stubs
 
     def prepared_cursor(self) -> Any:
         """A cursor whose repeated statements psycopg prepares (server-side binding)."""
@@ -140,11 +92,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.ensure_connection()
         with self.wrap_database_errors:
             cursor = base.ServerBindingCursor(self.connection)  # type: ignore[attr-defined]
-            return self._prepare_cursor(cursor)  # type: ignore[attr-defined]
+        # What Django's own ``cursor()`` does with a new cursor: the query log
+        # wrapper under DEBUG (or a test's query counting), else the plain one.
+        self.validate_thread_sharing()
+        if self.queries_logged:
+            return self.make_debug_cursor(cursor)
+        return self.make_cursor(cursor)
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)
-        pool = self.pool
+        pool = self.pool  # type: ignore[attr-defined]  # not in django-stubs
         if pool is None or not _may_be_broken(connection):
             return connection
         try:

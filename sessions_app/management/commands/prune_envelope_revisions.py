@@ -19,16 +19,19 @@ from sessions_app.services import envelope_revisions_prune
 class Command(ExplainedCommand):
     help = (
         "Delete envelope revisions older than SESSION_REVISION_RETENTION "
-        "(never an envelope's latest) and the values no revision references."
+        "(never an envelope's latest, nothing of a held one) and the values no "
+        "revision references."
     )
     explanation = """
         Envelope revisions are the audit trail of every envelope write
         (docs/decisions/0101). They are kept SESSION_REVISION_RETENTION days
         (default 30); this command deletes older ones, except each envelope's
         latest revision, and then the stored values no remaining revision
-        references. Each envelope is pruned in its own short transaction under
-        its row lock, so envelope writes go on while it runs and an interrupted
-        run can simply be started again.
+        references. An envelope under a legal hold (its scope or its session)
+        keeps every revision until the hold is released. Each envelope is
+        pruned in its own short transaction under its row lock, so envelope
+        writes go on while it runs and an interrupted run can simply be started
+        again.
 
         Prints how many envelopes have revisions to prune and its progress on
         stderr, then one summary line on stdout. Run it daily, e.g. from cron
@@ -43,6 +46,6 @@ class Command(ExplainedCommand):
         )
         self.stdout.write(
             f"Pruned {result.revisions} revisions and {result.values} stored values "
-            f"of {result.envelopes} envelopes "
-            f"(retention {settings.SESSION_REVISION_RETENTION.days} days)."
+            f"of {result.envelopes} envelopes; {result.skipped_held} held envelopes "
+            f"kept whole (retention {settings.SESSION_REVISION_RETENTION.days} days)."
         )

@@ -1,10 +1,14 @@
 """``manage.py import_powercontext PATH``: bring a PowerContext 1.4.1 database over.
 
 Reads the reference server's SQLite file (read-only) and imports its scopes and
-every content Source at its original position (spec/access.md 2). Three passes,
-each with a progress bar on stderr: *plan* compares the file with this registry
-and writes nothing; *import* writes what is new; *verify* re-reads every Source
-of the file here and compares. Any conflict - an identity holding another value
+every content Source at its original position (docs/migrating.md). First the
+whole file is checked against itself (``sources.importing.checks``): a row the
+API would refuse, a gap in the positions, a parent cycle - each is listed (file,
+table, key, rule) and nothing is written. Then three passes, each with a
+progress bar on stderr: *plan* compares the file with this registry and writes
+nothing; *import* writes what is new; *verify* re-reads every Source of the
+file here and compares - import and verify in one transaction, so a difference
+rolls everything back. Any conflict - an identity holding another value
 here, a position taken by another identity, a scope with other fields - is
 listed and nothing is written. A re-run imports nothing twice. ``--dry-run``
 stops after the plan. The summary is the last lines of stdout.
@@ -13,6 +17,7 @@ stops after the plan. The summary is the last lines of stdout.
 from __future__ import annotations
 
 import secrets
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -23,9 +28,10 @@ from tqdm import tqdm
 
 from powercontext.cli import ExplainedCommand
 from powercontext.principals import STATIC_TOKEN_PRINCIPAL
+from sources.importing.checks import file_problems
 from sources.importing.plan import CONFLICTS_SHOWN, ImportPlan, import_plan
 from sources.importing.reference import ReferenceDatabase, ReferenceUnreadable
-from sources.importing.writer import import_verify, scopes_write, sources_write
+from sources.importing.writer import ImportMismatch, import_write
 
 
 class Command(ExplainedCommand):
@@ -72,11 +78,21 @@ class Command(ExplainedCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            self._import(options)
+        except sqlite3.Error as exc:  # the file's tables are not the reference's
+            raise CommandError(
+                f"{options['path']} cannot be read as a PowerContext 1.4.1 database "
+                f"({exc}); nothing was written."
+            ) from None
+
+    def _import(self, options: dict[str, Any]) -> None:
         started = time.monotonic()
         try:
             reference = ReferenceDatabase(options["path"])
         except ReferenceUnreadable as exc:
             raise CommandError(str(exc)) from None
+        self._refuse_invalid_rows(reference, options["path"])
         principal = options["principal"]
         only = set(options["scope"]) if options["scope"] else None
         quiet = options["no_progress"]
@@ -92,48 +108,55 @@ class Command(ExplainedCommand):
         if options["dry_run"]:
             self.stdout.write("Dry run: nothing was written.")
             return
-        request_id = "imp" + secrets.token_hex(6)
-        scopes = scopes_write(plan, principal=principal, request_id=request_id)
-        written = 0
-        with self._bar("import", plan.file_sources, quiet) as bar:
-            for scope_plan in plan.scopes:
-                try:
-                    written += sources_write(
-                        reference,
-                        scope_plan,
-                        principal=principal,
-                        request_id=request_id,
-                        advance=bar.update,
-                    )
-                except IntegrityError as exc:
-                    raise CommandError(
-                        f"Scope {scope_plan.scope.scope_id}: a Source was captured "
-                        f"here while importing ({exc}). {written} Sources were "
-                        "written; run the import again to see the conflict."
-                    ) from None
-        with self._bar("verify", plan.file_sources, quiet) as bar:
-            mismatches = list(import_verify(reference, plan, advance=bar.update))
-        elapsed = time.monotonic() - started
-        for mismatch in mismatches[:CONFLICTS_SHOWN]:
-            self.stderr.write(
-                f"  mismatch {mismatch.scope_id} / {mismatch.source_id!r}: "
-                f"{mismatch.reason}"
+        try:
+            scopes, written = import_write(
+                reference,
+                plan,
+                principal=principal,
+                request_id="imp" + secrets.token_hex(6),
+                progress=lambda desc, total: self._bar(desc, total, quiet),
             )
+        except IntegrityError as exc:
+            raise CommandError(
+                f"A Source was captured here while importing ({exc}); nothing was "
+                "written. Run the import again to see the conflict."
+            ) from None
+        except ImportMismatch as failed:
+            for mismatch in failed.mismatches[:CONFLICTS_SHOWN]:
+                self.stderr.write(
+                    f"  mismatch {mismatch.scope_id} / {mismatch.source_id!r}: "
+                    f"{mismatch.reason}"
+                )
+            raise CommandError(
+                f"Verification found {len(failed.mismatches)} difference(s) between "
+                "the file and this registry; nothing was written."
+            ) from None
+        elapsed = time.monotonic() - started
         rate = written / elapsed if elapsed > 0 else 0.0
         self.stdout.write(
             f"Imported {scopes} new scope(s) and {written} new Source(s) "
             f"in {elapsed:.1f} s ({rate:.0f} Sources/s); "
             f"{plan.file_sources - written} were already here."
         )
-        if mismatches:
-            raise CommandError(
-                f"Verification found {len(mismatches)} difference(s) between the "
-                "file and this registry."
-            )
         self.stdout.write(
             f"Verified {plan.file_sources} Source(s) in {len(plan.scopes)} scope(s): "
             "identical to the file."
         )
+
+    def _refuse_invalid_rows(self, reference: ReferenceDatabase, path: Path) -> None:
+        """Check the whole file before the plan; list what is wrong and stop."""
+        problems = list(file_problems(reference))
+        for problem in problems[:CONFLICTS_SHOWN]:
+            self.stderr.write(f"  invalid {path}: {problem}")
+        if len(problems) > CONFLICTS_SHOWN:
+            self.stderr.write(
+                f"  ... and {len(problems) - CONFLICTS_SHOWN} more invalid rows"
+            )
+        if problems:
+            raise CommandError(
+                f"{path}: {len(problems)} invalid row(s), each one the API would "
+                "refuse; nothing was written."
+            )
 
     def _bar(self, desc: str, total: int | None, quiet: bool) -> tqdm:
         return tqdm(total=total, desc=desc, unit="src", disable=quiet, smoothing=0.1)

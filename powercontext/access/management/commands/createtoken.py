@@ -15,6 +15,7 @@ from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from powercontext.access.changes import Actor
+from powercontext.access.identities import principal_name_for
 from powercontext.access.tokens import token_create, token_request_check
 from powercontext.cli import ExplainedCommand, decimal_integer
 from powercontext.exceptions import DomainError
@@ -64,8 +65,11 @@ def expires_at_for(days: int | None) -> datetime | None:
 class Command(ExplainedCommand):
     help = "Mint an API token with grants; prints the token as the last line."
     explanation = """
-        Creates a bearer token acting as --name with a role (viewer,
-        contributor or admin; docs/api.md) on each granted scope, '*' meaning
+        Creates a bearer token acting as the principal --name (an existing
+        one, whose tokens share its grants, or a new one; the names
+        static-token, local, system, admin:... and cli:... are reserved)
+        with a role (viewer, contributor or admin; docs/api.md) on each
+        granted scope, '*' meaning
         every scope; --expires-in-days limits its life. Only a hash of
         the token is stored: the token itself is printed once, alone on the
         last line of stdout (a script can take it with tail -n 1); its visible
@@ -107,6 +111,8 @@ class Command(ExplainedCommand):
             )
         expires_at = expires_at_for(options["expires_in_days"])
         try:
+            # An operator names any principal, existing or new, but a reserved one.
+            name = principal_name_for(requested=name, owner=None)
             token_request_check(
                 principal=name,
                 grants=grants,

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# What `make test` and `make test-browser` need on this machine, set up before they
+# run, so that the README's one command works on a fresh Debian host:
+#
+#   tests/host_setup.sh test      the suite's tools (below) and Redis on 127.0.0.1:6379
+#   tests/host_setup.sh browser   Debian's chromium for the audit console's tests
+#
+# Missing Debian packages are installed when this runs as root, announced on
+# stderr; otherwise it stops at once and prints the one command to run. PYTHON is
+# the interpreter make builds .venv with (its headers are checked).
+set -euo pipefail
+mode=${1:?usage: tests/host_setup.sh test|browser}
+py=${PYTHON:-$(command -v python3)}
+
+need_debs=()
+have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" ]]; }
+if [[ $mode == test ]]; then
+    for tool in curl openssl; do
+        have "$tool" || need_debs+=("$tool")
+    done
+    # tests/deploy follow docs/deploying.md on this machine: nginx in front of
+    # gunicorn, pg_dump/pg_restore/createdb for the backup, /bin/kill for the
+    # unit's ExecReload.
+    have nginx || need_debs+=(nginx)
+    have pg_restore || need_debs+=(postgresql-client-15)
+    [[ -x /bin/kill ]] || need_debs+=(procps)
+    # tests/robustness starts throwaway PostgreSQL 15 clusters (initdb, pg_ctl)
+    # as the postgres user through runuser.
+    [[ -x /usr/lib/postgresql/15/bin/initdb ]] || need_debs+=(postgresql-15)
+    have runuser || need_debs+=(util-linux)
+    # tests/scaling runs the capture races through a real PgBouncer in
+    # transaction mode.
+    have pgbouncer || need_debs+=(pgbouncer)
+    # Rate-limit counters live in Redis (docs/operations.md); the live tests
+    # start a private redis-server of their own.
+    have redis-server || need_debs+=(redis-server)
+    # make builds gunicorn's C HTTP parser (gunicorn_h1c) when it can: a
+    # compiler and Python's headers (gunicorn's Python parser otherwise).
+    have gcc || need_debs+=(gcc)
+    if ! "$py" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+        need_debs+=("$(basename "$py")-dev")
+    fi
+elif [[ $mode == browser ]]; then
+    # The audit console's browser tests drive Debian's Chromium, never a
+    # downloaded browser.
+    [[ -x ${CHROMIUM:-/usr/bin/chromium} ]] || need_debs+=(chromium)
+else
+    echo "tests/host_setup.sh: unknown mode $mode (test or browser)" >&2
+    exit 2
+fi
+
+if ((${#need_debs[@]})); then
+    if [[ $(id -u) -ne 0 ]]; then
+        echo ">>> make $mode needs Debian packages this machine lacks: ${need_debs[*]}" >&2
+        echo ">>> run this once as root, then make $mode again:" >&2
+        echo "    apt-get update && apt-get install -y ${need_debs[*]}" >&2
+        exit 1
+    fi
+    echo ">>> make $mode: INSTALLING missing Debian packages as root: ${need_debs[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+        "${need_debs[@]}"
+    echo ">>> make $mode: installed ${need_debs[*]}" >&2
+fi
+
+if [[ $mode == test ]] && ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
+    echo ">>> make test: nothing answers on 127.0.0.1:6379; starting redis-server there" >&2
+    redis-server --bind 127.0.0.1 --port 6379 --save '' --appendonly no --daemonize yes
+fi
