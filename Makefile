@@ -15,7 +15,7 @@ SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint test-postgres test-sqlite test-typescript test-browser test-long bench clean \
-	host-test host-browser
+	host-test host-browser host-typescript
 
 # What the tests need on this machine (Debian packages, Redis): installed and started
 # by tests/host_setup.sh, loudly, when running as root; otherwise it stops at once
@@ -103,21 +103,12 @@ test-sqlite: $(VENV)/.installed $(REF_SERVER_VENV)/.installed
 
 # The TypeScript client (clients/typescript, docs/hosts.md): Node's test runner against
 # a live server that the tests start (tests/live_server.py), on PostgreSQL and on
-# SQLite. Needs node >= 18.19 and npm: as root, Debian's nodejs and npm are installed
-# when missing (announced); otherwise the target stops with the command to run.
+# SQLite. Needs node >= 18.19 and npm: tests/host_setup.sh installs Debian's nodejs
+# and npm when missing as root (announced); otherwise it stops with the command to run.
 TS_CLIENT := clients/typescript
-test-typescript: $(VENV)/.installed
-	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
-		if [ "$$(id -u)" = 0 ]; then \
-			echo ">>> node/npm missing: installing Debian's nodejs and npm for the TypeScript client's tests" >&2; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm || \
-				{ echo ">>> installing nodejs/npm FAILED" >&2; exit 1; }; \
-			echo ">>> installed node $$(node --version), npm $$(npm --version)" >&2; \
-		else \
-			echo ">>> node and npm are needed for the TypeScript client's tests: sudo apt-get install nodejs npm" >&2; \
-			exit 1; \
-		fi; \
-	fi
+host-typescript:
+	@bash tests/host_setup.sh typescript
+test-typescript: host-typescript $(VENV)/.installed
 	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
 	cd $(TS_CLIENT) && npm run --silent typecheck
 	cd $(TS_CLIENT) && POWERCONTEXT_TEST_DATABASE_URL=$(PG_URL) npm test --silent

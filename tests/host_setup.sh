@@ -4,12 +4,13 @@
 #
 #   tests/host_setup.sh test      the suite's tools (below) and Redis on 127.0.0.1:6379
 #   tests/host_setup.sh browser   Debian's chromium for the audit console's tests
+#   tests/host_setup.sh typescript  node and npm for the TypeScript client's tests
 #
 # Missing Debian packages are installed when this runs as root, announced on
 # stderr; otherwise it stops at once and prints the one command to run. PYTHON is
 # the interpreter make builds .venv with (its headers are checked).
 set -euo pipefail
-mode=${1:?usage: tests/host_setup.sh test|browser}
+mode=${1:?usage: tests/host_setup.sh test|typescript|browser}
 py=${PYTHON:-$(command -v python3)}
 
 need_debs=()
@@ -37,15 +38,20 @@ if [[ $mode == test ]]; then
     # make builds gunicorn's C HTTP parser (gunicorn_h1c) when it can: a
     # compiler and Python's headers (gunicorn's Python parser otherwise).
     have gcc || need_debs+=(gcc)
+    # make test ends with make test-typescript (clients/typescript): Node's test
+    # runner and npm ci. Debian 12's nodejs is 18.19, new enough for the client.
+    { have node && have npm; } || need_debs+=(nodejs npm)
     if ! "$py" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
         need_debs+=("$(basename "$py")-dev")
     fi
+elif [[ $mode == typescript ]]; then
+    { have node && have npm; } || need_debs+=(nodejs npm)
 elif [[ $mode == browser ]]; then
     # The audit console's browser tests drive Debian's Chromium, never a
     # downloaded browser.
     [[ -x ${CHROMIUM:-/usr/bin/chromium} ]] || need_debs+=(chromium)
 else
-    echo "tests/host_setup.sh: unknown mode $mode (test or browser)" >&2
+    echo "tests/host_setup.sh: unknown mode $mode (test, typescript or browser)" >&2
     exit 2
 fi
 

@@ -91,7 +91,12 @@ export function workingNotesTools({ client, scopeId, sessionId }: SessionNotes) 
         try {
           const notes = await client.getWorkingNotes(scopeId, sessionId);
           seenVersion = notes.version;
-          return { ok: true as const, notes: notes.notes, bytes: notes.bytes, maxBytes: notes.max_bytes };
+          return {
+            ok: true as const,
+            notes: notes.notes,
+            bytes: notes.bytes,
+            maxBytes: notes.max_bytes,
+          };
         } catch (error) {
           return failure(error);
         }

@@ -9,6 +9,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description The running version is in the `X-PowerContext-Version` header. */
         get: operations["get_liveness"];
         put?: never;
         post?: never;
@@ -124,6 +125,150 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["prepare_handoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/capacity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["get_memory_capacity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["list_memory_changes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/entries/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["get_memory_entry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/entries/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["list_memory_entries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/entries/retire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["retire_memory_entry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/entries/revise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["revise_memory_entry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/flush": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["flush_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/remember": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["remember_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["search_memory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -398,6 +543,22 @@ export interface paths {
             cookie?: never;
         };
         get: operations["read_generation_window"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scopes/default": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["get_default_scope"];
         put?: never;
         post?: never;
         delete?: never;
@@ -954,6 +1115,25 @@ export interface components {
             /** Revision */
             revision: number;
         };
+        /** GetMemoryEntry */
+        GetMemoryEntryRequest: {
+            /**
+             * Citation
+             * @default null
+             */
+            citation?: {
+                [key: string]: unknown;
+            } | null;
+            /** Scope Id */
+            scope_id: string;
+            /**
+             * Target
+             * @default null
+             */
+            target?: {
+                [key: string]: unknown;
+            } | null;
+        };
         /**
          * GrantInput
          * @description One grant: a scope id (or ``*``) and a role.
@@ -1319,6 +1499,51 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /** ListMemoryChanges */
+        ListMemoryChangesRequest: {
+            /** Scope Id */
+            scope_id: string;
+            /**
+             * Since Revision
+             * @default null
+             */
+            since_revision?: number | null;
+        };
+        /** ListMemoryEntries */
+        ListMemoryEntriesRequest: {
+            /**
+             * Cursor
+             * @default null
+             */
+            cursor?: string | null;
+            /**
+             * Include Inactive
+             * @default false
+             */
+            include_inactive?: boolean;
+            /**
+             * Limit
+             * @default 50
+             */
+            limit?: number;
+            /** Scope Id */
+            scope_id: string;
+            /**
+             * Tag Filter
+             * @default null
+             */
+            tag_filter?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * MemoryScope
+         * @description ``flush_memory``, ``get_memory_capacity``.
+         */
+        MemoryScopeRequest: {
+            /** Scope Id */
+            scope_id: string;
+        };
         /** MintedToken */
         MintedToken: {
             /**
@@ -1344,6 +1569,8 @@ export interface components {
             /** Token Id */
             token_id: number;
         };
+        /** @enum {string} */
+        ModeEnum: "auto" | "fts" | "vector" | "hybrid";
         /** @enum {string} */
         NoteKindEnum: "inspection" | "abandoned_approach" | "validation" | "unresolved" | "host_context";
         /** NotesCaptureInput */
@@ -1507,6 +1734,57 @@ export interface components {
             /** Reason */
             reason: string;
         };
+        /** RememberMemory */
+        RememberMemoryRequest: {
+            /**
+             * Expected Revision
+             * @default null
+             */
+            expected_revision?: number | null;
+            /** Kind */
+            kind: string;
+            /**
+             * Reason
+             * @default null
+             */
+            reason?: string | null;
+            /** Scope Id */
+            scope_id: string;
+            /** Text */
+            text: string;
+        };
+        /** RetireMemoryEntry */
+        RetireMemoryEntryRequest: {
+            /** Citation */
+            citation: {
+                [key: string]: unknown;
+            };
+            /**
+             * Reason
+             * @default null
+             */
+            reason?: string | null;
+            /** Scope Id */
+            scope_id: string;
+        };
+        /** ReviseMemoryEntry */
+        ReviseMemoryEntryRequest: {
+            /** Citation */
+            citation: {
+                [key: string]: unknown;
+            };
+            /** Kind */
+            kind: string;
+            /**
+             * Reason
+             * @default null
+             */
+            reason?: string | null;
+            /** Scope Id */
+            scope_id: string;
+            /** Text */
+            text: string;
+        };
         /** @enum {string} */
         RoleEnum: "viewer" | "contributor" | "admin";
         /** @enum {string} */
@@ -1555,6 +1833,30 @@ export interface components {
             items: components["schemas"]["ScopeDescriptor"][];
             /** Next Cursor */
             next_cursor: string | null;
+        };
+        /** SearchMemory */
+        SearchMemoryRequest: {
+            /**
+             * Limit
+             * @default 10
+             */
+            limit?: number;
+            /**
+             * Mode
+             * @default auto
+             */
+            mode?: components["schemas"]["ModeEnum"];
+            /** Query */
+            query: string;
+            /** Scope Id */
+            scope_id: string;
+            /**
+             * Tag Filter
+             * @default null
+             */
+            tag_filter?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * SessionClose
@@ -2355,6 +2657,753 @@ export interface operations {
                 };
             };
             /** @description `handoff_generation_unavailable`: this service has no language model (always, after the checks above). Also `unavailable` when the database cannot be reached. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_memory_capacity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryScopeRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_memory_changes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListMemoryChangesRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_memory_entry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GetMemoryEntryRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_memory_entries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListMemoryEntriesRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    retire_memory_entry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetireMemoryEntryRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revise_memory_entry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviseMemoryEntryRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    flush_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryScopeRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    remember_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RememberMemoryRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    search_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SearchMemoryRequest"];
+            };
+        };
+        responses: {
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4881,6 +5930,88 @@ export interface operations {
             };
             /** @description The named thing does not exist. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_default_scope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopeDescriptor"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

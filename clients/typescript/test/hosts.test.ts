@@ -66,7 +66,14 @@ async function importExample(name: string): Promise<Record<string, any>> {
 function scriptedStep(call?: { toolName: string; input: object }) {
   return {
     content: call
-      ? [{ type: "tool-call" as const, toolCallId: randomUUID(), toolName: call.toolName, input: JSON.stringify(call.input) }]
+      ? [
+          {
+            type: "tool-call" as const,
+            toolCallId: randomUUID(),
+            toolName: call.toolName,
+            input: JSON.stringify(call.input),
+          },
+        ]
       : [{ type: "text" as const, text: "ok" }],
     finishReason: { unified: call ? ("tool-calls" as const) : ("stop" as const), raw: undefined },
     usage: {
