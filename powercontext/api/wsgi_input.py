@@ -11,12 +11,18 @@ plus one byte and handed on as an ordinary body of known length: what the
 request's own ``Content-Length`` would have said. The limit itself is enforced
 once, by ``BodySizeLimitMiddleware``, which answers 413 for a length over it -
 an oversized chunked upload is never read whole. Only PEP 3333's environ is used.
+
+A body the application answered without reading (a 413, or a refusal before the
+body mattered) is read and discarded after the answer, when the server closes the
+response, up to ``DRAIN_LIMIT_BYTES``: a client or proxy still sending it would
+otherwise meet a connection reset and lose the answer (RFC 9112 9.6; nginx turns
+that into a 502). Beyond that limit the connection is closed unread.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from django.conf import settings
@@ -24,6 +30,7 @@ from django.conf import settings
 WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 READ_BYTES = 64 * 1024
 BODYLESS_METHODS = ("GET", "HEAD")
+DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 class ChunkedBodyLength:
@@ -41,10 +48,99 @@ class ChunkedBodyLength:
             and environ.get("REQUEST_METHOD") not in BODYLESS_METHODS
         ):
             limit = settings.POWERCONTEXT_MAX_BODY_BYTES
-            body = read_at_most(environ["wsgi.input"], limit + 1)
+            environ_input = environ["wsgi.input"]
+            body = read_at_most(environ_input, limit + 1)
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
-        return self.application(environ, start_response)
+            if len(body) > limit:
+                # Refused as too large: the rest is drained after the answer.
+                return DrainAfterAnswer(
+                    self.application(environ, start_response),
+                    environ_input,
+                    DRAIN_LIMIT_BYTES,
+                )
+            return self.application(environ, start_response)
+        length = content_length(environ)
+        if not length:
+            return self.application(environ, start_response)
+        counted = CountingInput(environ["wsgi.input"])
+        environ["wsgi.input"] = counted
+        response = self.application(environ, start_response)
+        unread = length - counted.consumed
+        if unread <= 0:
+            return response
+        return DrainAfterAnswer(response, counted, min(unread, DRAIN_LIMIT_BYTES))
+
+
+def content_length(environ: dict[str, Any]) -> int:
+    """The request's declared body length; 0 when absent or not a number."""
+    try:
+        return max(0, int(environ.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
+
+
+class CountingInput:
+    """``wsgi.input`` that counts the bytes the application read from it."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.consumed = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        self.consumed += len(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.stream.readline(size)
+        self.consumed += len(data)
+        return data
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        lines = self.stream.readlines(hint)
+        self.consumed += sum(map(len, lines))
+        return lines
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self.stream:
+            self.consumed += len(line)
+            yield line
+
+
+class DrainAfterAnswer:
+    """A response that, once sent and closed, reads up to ``limit`` bytes of the
+    request body the application left unread, and discards them."""
+
+    def __init__(self, response: Iterable[bytes], stream: Any, limit: int) -> None:
+        self.response = response
+        self.stream = stream
+        self.limit = limit
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.response)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.response, "close", None)
+            if close is not None:
+                close()
+        finally:
+            discard(self.stream, self.limit)
+
+
+def discard(stream: Any, size: int) -> None:
+    """Read and drop up to ``size`` bytes of ``stream``; a failing read ends it
+    (the client went away: nothing is left to protect)."""
+    remaining = size
+    try:
+        while remaining > 0:
+            chunk = stream.read(min(remaining, READ_BYTES))
+            if not chunk:
+                return
+            remaining -= len(chunk)
+    except OSError:
+        return
 
 
 def read_at_most(stream: IO[bytes], size: int) -> bytes:

@@ -155,7 +155,7 @@ def test_settings_refuse_disabled_auth_without_debug() -> None:
     )
 
     assert result.returncode != 0
-    assert "POWERCONTEXT_AUTH_MODE=disabled" in result.stderr
+    assert "POWERCONTEXT_AUTH_MODE: disabled is refused" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -40,5 +40,5 @@ def test_a_response_budget_below_four_sources_is_refused() -> None:
     )
 
     assert refused.returncode != 0
-    assert "POWERCONTEXT_MAX_RESPONSE_BYTES must be at least 4 x" in refused.stderr
+    assert "POWERCONTEXT_MAX_RESPONSE_BYTES: must be at least 4 x" in refused.stderr
     assert accepted.returncode == 0, accepted.stderr
