@@ -11,7 +11,7 @@ an id ending in ``/attempts`` or ``/window`` can never be read as another route
 
 from django.urls import path, register_converter
 
-from . import memory_views, views
+from . import views
 
 
 class IdentityConverter:
@@ -53,7 +53,7 @@ first_urlpatterns = [
 urlpatterns = [
     *(
         path(f"memory/{route}", view.as_view(), name=f"memory-{name}")
-        for route, name, view in memory_views.ROUTE_VIEWS
+        for route, name, view in views.MEMORY_ROUTE_VIEWS
     ),
     path(
         f"{SCOPE}/sources",
