@@ -140,9 +140,10 @@ def half_body(token: str) -> bytes:
 
 
 def assert_stalled_clients_hold_no_thread(deployment: Deployment, token: str) -> None:
-    """Two workers of two threads: twenty stalled requests straight to gunicorn
-    block every thread (however the workers share them out); as many stalled
-    headers and as many stalled uploads through nginx block nothing."""
+    """Two workers of two threads: twenty stalled uploads straight to gunicorn
+    block every thread (a thread reads a request's body; however the workers share
+    them out); as many stalled headers and as many stalled uploads through nginx
+    block nothing (nginx buffers both before it passes a request on)."""
 
     def direct() -> socket.socket:
         return socket.create_connection(("127.0.0.1", deployment.gunicorn_port))
@@ -152,7 +153,7 @@ def assert_stalled_clients_hold_no_thread(deployment: Deployment, token: str) ->
         return tls_context(deployment.chain).wrap_socket(raw, server_hostname=HOST)
 
     with (
-        stalled_requests(20, direct, half_headers()),
+        stalled_requests(20, direct, half_body(token)),
         deployment.direct(timeout=2) as client,
         pytest.raises(httpx.ReadTimeout),
     ):

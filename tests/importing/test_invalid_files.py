@@ -190,7 +190,7 @@ CASES: list[tuple[str, Breakage, str, str, str]] = [
         ),
         "pc_scopes",
         repr(ROOT),
-        "summary: Input should not be null.",
+        "summary: Input should be a valid string",
     ),
     (
         "parent cycle",
