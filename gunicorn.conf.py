@@ -25,6 +25,7 @@ from powercontext.settings.envfile import (  # noqa: E402 - needs ROOT on sys.pa
     SettingsEnv,
     env_file_read,
 )
+from powercontext.settings.logs import default_log_format  # noqa: E402
 
 env_file_read()
 # A value that is no integer is refused naming the variable and where it was set.
@@ -63,10 +64,11 @@ preload_app = False
 accesslog = None  # the application writes one line per request, with its request id
 errorlog = "-"
 loglevel = os.environ.get("POWERCONTEXT_GUNICORN_LOG_LEVEL", "info")
-# gunicorn's own lines (start, workers, signals) as JSON too, unless plain is asked for.
+# gunicorn's own lines (start, workers, signals) in the application's format: JSON,
+# or plain when asked for or, unset, on a terminal (one format per terminal).
 # Through a logger class, not logconfig_dict: a dict config would also switch on
 # gunicorn's access log (a second line per request) and write each line twice.
-if os.environ.get("POWERCONTEXT_LOG_FORMAT", "json") == "json":
+if (os.environ.get("POWERCONTEXT_LOG_FORMAT") or default_log_format()) == "json":
     logger_class = "powercontext.gunicorn_logs.JsonLogger"
 # Only requests from these addresses may mark themselves HTTPS with
 # X-Forwarded-Proto (gunicorn sets wsgi.url_scheme); docs/deploying.md.

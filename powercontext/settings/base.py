@@ -9,7 +9,7 @@ from pathlib import Path
 
 from powercontext.settings.databases import database_from_env, replica_from_env
 from powercontext.settings.envfile import SettingsEnv, settings_error
-from powercontext.settings.logs import logging_config
+from powercontext.settings.logs import default_log_format, logging_config
 from powercontext.version import VERSION
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -280,8 +280,10 @@ CORS_EXPOSE_HEADERS = (
 )
 CORS_PREFLIGHT_MAX_AGE = 600
 
-# json (one object per line) or plain (development; ``make run`` defaults to it).
-POWERCONTEXT_LOG_FORMAT = env.str("POWERCONTEXT_LOG_FORMAT", default="json")
+# json (one object per line) or plain; unset: plain on a terminal, JSON elsewhere.
+POWERCONTEXT_LOG_FORMAT = env.str(
+    "POWERCONTEXT_LOG_FORMAT", default=default_log_format()
+)
 try:
     LOGGING = logging_config(
         env.str("POWERCONTEXT_LOG_LEVEL", default="INFO"), POWERCONTEXT_LOG_FORMAT

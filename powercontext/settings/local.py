@@ -13,7 +13,7 @@ env_file_read()
 
 from .base import *  # noqa: E402, F403
 from .base import VAR_DIR, env  # noqa: E402
-from .logs import logging_config  # noqa: E402
+from .logs import default_log_format, logging_config  # noqa: E402
 
 VAR_DIR.mkdir(exist_ok=True)
 
@@ -28,8 +28,11 @@ def _local_secret_key() -> str:
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or _local_secret_key()
 
-# A terminal reads plain lines better; POWERCONTEXT_LOG_FORMAT=json still applies.
-POWERCONTEXT_LOG_FORMAT = env.str("POWERCONTEXT_LOG_FORMAT", default="plain")
+# Plain lines on a terminal, JSON elsewhere, as the server's own lines
+# (gunicorn.conf.py); POWERCONTEXT_LOG_FORMAT chooses for both.
+POWERCONTEXT_LOG_FORMAT = env.str(
+    "POWERCONTEXT_LOG_FORMAT", default=default_log_format()
+)
 LOGGING = logging_config(
     env.str("POWERCONTEXT_LOG_LEVEL", default="INFO"), POWERCONTEXT_LOG_FORMAT
 )

@@ -9,9 +9,19 @@ a note.
 """
 
 import logging
+import sys
 from typing import Any
 
 FORMATS = ("json", "plain")
+
+
+def default_log_format() -> str:
+    """The format when ``POWERCONTEXT_LOG_FORMAT`` is not set: plain lines for a
+    person at a terminal (standard error is a TTY, as under ``make run``), JSON
+    everywhere else (a systemd unit, a pipe, a file). The application and the
+    server's own lines (gunicorn.conf.py) both ask here, so one terminal shows one
+    format."""
+    return "plain" if sys.stderr.isatty() else "json"
 
 
 def lean_log_records() -> None:
