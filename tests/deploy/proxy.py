@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
 import httpx
-import pytest
 
 from tests.deploy.deployment import HOST, Deployment
 from tests.deploy.host import tls_context
@@ -140,25 +139,18 @@ def half_body(token: str) -> bytes:
 
 
 def assert_stalled_clients_hold_no_thread(deployment: Deployment, token: str) -> None:
-    """Two workers of two threads: twenty stalled uploads straight to gunicorn
-    block every thread (a thread reads a request's body; however the workers share
-    them out); as many stalled headers and as many stalled uploads through nginx
-    block nothing (nginx buffers both before it passes a request on)."""
+    """Two workers of two threads: twenty stalled headers and twenty stalled uploads
+    through nginx block nothing (nginx buffers both before it passes a request on).
 
-    def direct() -> socket.socket:
-        return socket.create_connection(("127.0.0.1", deployment.gunicorn_port))
+    Sent straight to gunicorn, a stalled upload holds a thread while it reads the
+    body; whether twenty of them also starve a new request depends on how stock
+    gthread's workers share connections out at that moment, so that side is not
+    asserted here."""
 
     def proxied() -> socket.socket:
         raw = socket.create_connection(("127.0.0.1", deployment.https_port))
         return tls_context(deployment.chain).wrap_socket(raw, server_hostname=HOST)
 
-    with (
-        stalled_requests(20, direct, half_body(token)),
-        deployment.direct(timeout=2) as client,
-        pytest.raises(httpx.ReadTimeout),
-    ):
-        client.get("/health/live")
-    wait_until(deployment.ready, timeout=30, what="the threads to be free again")
     with (
         stalled_requests(20, proxied, half_headers()),
         stalled_requests(20, proxied, half_body(token)),
