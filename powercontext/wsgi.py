@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 from django.urls import get_resolver
 
-from powercontext.api.wsgi_input import ChunkedBodyLength
+from powercontext.api.wsgi_input import RequestBodies
 from powercontext.settings.envfile import GUNICORN_CONFIG_MARKER, ROOT, env_file_read
 
 
@@ -34,7 +34,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "powercontext.settings.productio
 gunicorn_config_check()
 
 # A chunked body is read (up to the limit) and given a length before Django runs.
-application = ChunkedBodyLength(get_wsgi_application())
+application = RequestBodies(get_wsgi_application())
 
 # The URL conf - every view, and through /mcp the MCP types - is loaded now, as the
 # worker starts, not inside its first request: imported there, its long-lived

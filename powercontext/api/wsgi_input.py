@@ -1,4 +1,5 @@
-"""The WSGI layer around Django: a chunked request body gets a length.
+"""The WSGI layer around Django: a chunked request body gets a length, and a body
+answered unread is drained.
 
 A body sent with ``Transfer-Encoding: chunked`` reaches the application without a
 ``Content-Length``; the server marks such an input ``wsgi.input_terminated``
@@ -33,8 +34,9 @@ BODYLESS_METHODS = ("GET", "HEAD")
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 
 
-class ChunkedBodyLength:
-    """A WSGI application that gives ``application`` chunked bodies with a length."""
+class RequestBodies:
+    """A WSGI application that gives ``application`` chunked bodies with a length,
+    and drains after the answer what it left unread of a body."""
 
     def __init__(self, application: WSGIApplication) -> None:
         self.application = application

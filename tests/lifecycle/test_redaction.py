@@ -6,28 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from lifecycle.models import Redaction
 from sources.models import ContentSource
 from tests.conftest import ApiClient, error_of
 from tests.handoffs import helpers as handoff
-from tests.lifecycle.helpers import audit, hold, note, redact, resolve, source
+from tests.lifecycle.helpers import (
+    audit,
+    hold,
+    note,
+    redact,
+    resolve,
+    source,
+    tables_holding,
+)
 
 pytestmark = pytest.mark.django_db
 
 SECRET = "sk-live-0123456789abcdef-SECRET"
-
-
-def _database_holds(text: str) -> list[str]:
-    """Every table whose rows, read as text, contain ``text``."""
-    found = []
-    with connection.cursor() as cursor:
-        for table in connection.introspection.table_names(cursor):
-            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
-            if any(text in str(row) for row in cursor.fetchall()):
-                found.append(table)
-    return found
 
 
 def test_redacting_a_plain_source_makes_a_tombstone(
@@ -54,7 +50,7 @@ def test_redacting_a_plain_source_makes_a_tombstone(
     assert error_of(conflict)["code"] == "source_conflict"
     assert resolve(api, scope_id, "c-1") == ["purged"]
     assert Redaction.objects.get().reason == "GDPR erasure #7"
-    assert _database_holds(SECRET) == []
+    assert tables_holding(SECRET) == []
 
 
 def test_redacting_a_note_erases_it_from_envelopes_and_their_revisions(
@@ -64,7 +60,7 @@ def test_redacting_a_note_erases_it_from_envelopes_and_their_revisions(
     api.put(notes, {"notes": SECRET, "capture": {"source_id": "wn-1"}})
     api.put(notes, {"notes": "later notes"})
     api.put(f"/v1/scopes/{scope_id}/sessions/other/working-notes", {"notes": SECRET})
-    assert set(_database_holds(SECRET)) == {
+    assert set(tables_holding(SECRET)) == {
         "sources_contentsource",
         "sessions_app_sessionenvelope",
         "sessions_app_envelopevalue",
@@ -73,7 +69,7 @@ def test_redacting_a_note_erases_it_from_envelopes_and_their_revisions(
     response = redact(api, scope_id, "wn-1")
 
     assert response.status_code == 200
-    assert _database_holds(SECRET) == []
+    assert tables_holding(SECRET) == []
     assert api.get(notes).json()["notes"] == "later notes"
     other = api.get(f"/v1/scopes/{scope_id}/sessions/other/working-notes").json()
     assert other["notes"] is None
@@ -103,7 +99,7 @@ def test_a_cited_source_is_redacted_and_its_citation_becomes_unavailable(
     assert redact(api, scope_id, "c-1").status_code == 200
     continued = handoff.select(api, handoff.CONTINUE, scope_id, "latest").json()
     assert continued["evidence_checks"][0]["status"] == "unavailable"
-    assert _database_holds(SECRET) == []
+    assert tables_holding(SECRET) == []
 
 
 def test_a_held_scope_refuses_redaction(api: ApiClient, scope_id: str) -> None:
