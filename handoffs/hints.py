@@ -32,8 +32,8 @@ from .citations import (
     HandoffSourceCitation,
     revision_ref,
 )
-from .content import HandoffContent, PreparedHandoff
-from .selectors import SelectedHandoff, Selection, handoff_select
+from .content import HandoffContent, PreparedHandoff, Selection
+from .selectors import SelectedHandoff, handoff_select
 
 ContextSchema = Literal["powercontext.prepared-context.v1"]
 CONTEXT_SCHEMA: ContextSchema = "powercontext.prepared-context.v1"

@@ -20,10 +20,9 @@ from powercontext.inputs import Identity, Loc, SourceId, StrictInput, unique_ite
 from sources.inputs import SourceType
 
 from .citations import ArtifactReference, CitedSource, HandoffCitation
-from .content import HandoffDraft, HandoffText, PreparedHandoff
+from .content import HandoffDraft, HandoffText, PreparedHandoff, Selection
 from .evidence import Purpose, SourceRef
 from .hints import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT
-from .selectors import Selection
 
 ContentDigest = Annotated[
     str, StringConstraints(min_length=1, pattern=r"^sha256:[0-9a-f]{64}$")

@@ -17,10 +17,9 @@ from powercontext import limits
 from sources.schemas import SourceRecord, SourceReference
 
 from .citations import ArtifactReference, CitedSource, HandoffCitation
-from .content import HandoffContent
+from .content import HandoffContent, Selection
 from .evidence import Purpose, Reason
 from .hints import ContextSchema
-from .selectors import Selection
 
 Status = Literal["available", "unavailable"]
 

@@ -12,3 +12,13 @@ class AccessConfig(AppConfig):
     label = "api"
     verbose_name = "API access"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Models are loaded only now: the receiver's module imports them.
+        from sources.signals import scope_created
+
+        from .scopes import scope_creator_made_admin
+
+        scope_created.connect(
+            scope_creator_made_admin, dispatch_uid="access.scope_creator_made_admin"
+        )
