@@ -14,11 +14,5 @@ class AccessConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Models are loaded only now: the receiver's module imports them.
-        from sources.signals import scope_created
-
-        from .scopes import scope_creator_made_admin
-
-        scope_created.connect(
-            scope_creator_made_admin, dispatch_uid="access.scope_creator_made_admin"
-        )
+        # Connects the receiver of sources' scope_created; models are loaded now.
+        from . import scopes  # noqa: F401

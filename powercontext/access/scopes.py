@@ -2,9 +2,10 @@
 scope, and a new scope's creator administers it.
 
 The one module of access that imports ``sources`` (docs/architecture.md, "What
-may import what"); ``sources`` never imports access, it sends ``scope_created``
-(``sources/signals.py``) and this module's receiver, connected by
-``AccessConfig.ready``, writes the creator's grant in the creating transaction.
+may import what"). ``sources`` never imports access: it sends ``scope_created``
+(``sources/signals.py``), and this module's receiver - connected when
+``AccessConfig.ready`` imports the module - writes the creator's grant in the
+creating transaction.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.dispatch import receiver
+
 from powercontext.principals import ALL_SCOPES, Principal, Role
 from sources.exceptions import ScopeNotFound
 from sources.selectors import scope_ids_unknown
+from sources.signals import scope_created
 
 from .grants import principal_grant_add
 
@@ -36,6 +40,7 @@ def granted_scopes_exist_or_refuse(scope_ids: Iterable[str]) -> None:
         raise ScopeNotFound(details={"scope_ids": unknown})
 
 
+@receiver(scope_created, dispatch_uid="access.scope_creator_made_admin")
 def scope_creator_made_admin(
     sender: object,
     *,
