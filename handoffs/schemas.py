@@ -18,8 +18,8 @@ from sources.schemas import SourceRecord, SourceReference
 
 from .citations import ArtifactReference, CitedSource, HandoffCitation
 from .content import HandoffContent, Selection
-from .evidence import Purpose, Reason
 from .hints import ContextSchema
+from .references import Purpose, Reason
 
 Status = Literal["available", "unavailable"]
 

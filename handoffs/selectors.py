@@ -29,9 +29,10 @@ from .content import (
     content_size_require,
     stored_content,
 )
-from .evidence import Purpose, SourceRef, evidence_resolve
+from .evidence import evidence_resolve
 from .exceptions import ArtifactNotFound, HandoffEvidenceNotFound
 from .models import HandoffHead, HandoffRevision
+from .references import Purpose, SourceRef
 
 
 def current_revision_get(*, scope_id: str) -> HandoffRevision | None:

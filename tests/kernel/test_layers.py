@@ -282,14 +282,35 @@ def test_backups_imports_only_the_kernel(path: Path) -> None:
     assert not wrong, "backups imports another app: " + ", ".join(wrong)
 
 
+def dotted(path: Path) -> str:
+    return ".".join(path.with_suffix("").parts).removesuffix(".__init__")
+
+
+def reached(path: Path) -> dict[Path, str]:
+    """Every repository module that importing ``path`` loads, with the import
+    chain that reaches it (``a.py:3: b -> b.py:7: c``)."""
+    chains: dict[Path, str] = {}
+    frontier = [(path, "")]
+    while frontier:
+        current, chain = frontier.pop()
+        for module, line in imported(current):
+            target = module_path(module)
+            if target is not None and target not in chains and target != path:
+                chains[target] = f"{chain}{current}:{line}: {module}"
+                frontier.append((target, chains[target] + " -> "))
+    return chains
+
+
 @pytest.mark.parametrize(
     "path", governed(lambda p: p.name == "inputs.py" and app_of(p) is not None), ids=str
 )
 def test_inputs_import_no_service_or_selector(path: Path) -> None:
-    wrong = violations(
-        path,
-        lambda module: is_layer(module, "services") or is_layer(module, "selectors"),
-    )
+    """Directly or through another module: a request model loads no query."""
+    wrong = [
+        chain
+        for target, chain in reached(path).items()
+        if is_layer(dotted(target), "services") or is_layer(dotted(target), "selectors")
+    ]
     assert not wrong, "a request model imports a service or selector: " + ", ".join(
         wrong
     )
