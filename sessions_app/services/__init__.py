@@ -9,8 +9,6 @@ from .envelopes import envelope_overlay, envelope_replace
 from .erasure import envelope_notes_erase, envelopes_holding, notes_kept_condition
 from .retention import PruneResult, envelope_revisions_prune
 from .working_notes import (
-    DEFAULT_NOTE_KIND,
-    NotesCapture,
     WorkingNotesWrite,
     working_notes_clear,
     working_notes_put,
@@ -18,9 +16,7 @@ from .working_notes import (
 from .writes import EnvelopeWrite
 
 __all__ = [
-    "DEFAULT_NOTE_KIND",
     "EnvelopeWrite",
-    "NotesCapture",
     "PruneResult",
     "WorkingNotesWrite",
     "envelope_notes_erase",
