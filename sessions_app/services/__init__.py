@@ -15,11 +15,11 @@ from .working_notes import (
     working_notes_clear,
     working_notes_put,
 )
-from .writes import EnvelopeWrite
+from .writes import EnvelopeWritten
 
 __all__ = [
     "DEFAULT_NOTE_KIND",
-    "EnvelopeWrite",
+    "EnvelopeWritten",
     "NotesCapture",
     "PruneResult",
     "WorkingNotesWrite",

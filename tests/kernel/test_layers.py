@@ -83,8 +83,8 @@ def starts_with(module: str, packages: tuple[str, ...]) -> bool:
 
 def test_the_modules_are_found() -> None:
     found = modules()
-    assert Path("sources/views.py") in found
-    assert is_http_room(Path("sources/views.py"))
+    assert Path("powercontext/mcp_server/views.py") in found
+    assert is_http_room(Path("powercontext/mcp_server/views.py"))
     assert not is_http_room(
         Path("sources/views/registry.py")
     )  # a view module is views.py
