@@ -13,10 +13,10 @@ from .working_notes import (
     working_notes_clear,
     working_notes_put,
 )
-from .writes import EnvelopeWrite
+from .writes import EnvelopeWritten
 
 __all__ = [
-    "EnvelopeWrite",
+    "EnvelopeWritten",
     "PruneResult",
     "WorkingNotesWrite",
     "envelope_notes_erase",

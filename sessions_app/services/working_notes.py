@@ -25,7 +25,7 @@ from ..meta_keys import WORKING_NOTES_KEY, Owner
 from ..models import WriteOperation
 from ..preconditions import IfMatch
 from ..selectors import WorkingNotesState
-from .writes import EnvelopeWrite, Meta, Writer, envelope_write, set_key
+from .writes import EnvelopeWritten, Meta, Writer, envelope_write, set_key
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def default_capture_source_id(session_id: str, version: int) -> str:
 
 
 def _capture(
-    written: EnvelopeWrite,
+    written: EnvelopeWritten,
     capture: NotesCapture,
     scope_id: str,
     session_id: str,
@@ -164,7 +164,9 @@ def _capture(
     )
 
 
-def _notes_write(written: EnvelopeWrite, receipt: Receipt | None) -> WorkingNotesWrite:
+def _notes_write(
+    written: EnvelopeWritten, receipt: Receipt | None
+) -> WorkingNotesWrite:
     state = written.state
     notes = state.meta.get(WORKING_NOTES_KEY) if state is not None else None
     return WorkingNotesWrite(
