@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 State = Any
@@ -465,3 +467,27 @@ def _events_of(events: list[Mapping[str, Any]], key: str) -> list[Mapping[str, A
 def dumps(events: Iterable[Mapping[str, Any]]) -> str:
     """JSON Lines, one event a line."""
     return "".join(json.dumps(e, sort_keys=True) + "\n" for e in events)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.consistency.checker HISTORY.jsonl``: check a recorded
+    history again; prints one line and each anomalous key; exit 1 on an anomaly."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("history", type=Path)
+    args = parser.parse_args(argv)
+    with args.history.open() as lines:
+        events = [json.loads(line) for line in lines if line.strip()]
+    report = check(events)
+    print(
+        f"{report.operations} operations, {report.keys} keys checked, "
+        f"{len(report.anomalies)} anomalies, {len(report.unknown)} undecided"
+    )
+    for verdict in report.anomalies:
+        print(f"anomaly: {verdict.key} ({verdict.operations} operations)")
+    return 1 if report.anomalies else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
