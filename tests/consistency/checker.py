@@ -24,6 +24,7 @@ result is impossible in that state. States are hashable.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -469,6 +470,16 @@ def dumps(events: Iterable[Mapping[str, Any]]) -> str:
     return "".join(json.dumps(e, sort_keys=True) + "\n" for e in events)
 
 
+def read_history(path: Path) -> list[dict[str, Any]]:
+    """The events of a JSON Lines history; a last line cut short (the recorder
+    was killed mid-write) is left out."""
+    lines = path.read_text().splitlines()
+    events = [json.loads(line) for line in lines[:-1] if line.strip()]
+    with contextlib.suppress(json.JSONDecodeError, IndexError):
+        events.append(json.loads(lines[-1]))
+    return events
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m tests.consistency.checker HISTORY.jsonl``: check a recorded
     history again; prints one line and each anomalous key; exit 1 on an anomaly."""
@@ -477,8 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("history", type=Path)
     args = parser.parse_args(argv)
-    with args.history.open() as lines:
-        events = [json.loads(line) for line in lines if line.strip()]
+    events = read_history(args.history)
     report = check(events)
     print(
         f"{report.operations} operations, {report.keys} keys checked, "
