@@ -17,6 +17,7 @@ the path (the service's own pool talks to PostgreSQL through the proxy).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -55,6 +56,7 @@ class Result:
     fault_failures: list[str]
     types: Counter[str]
     history: Path
+    server_errors: int = 0
     windows: list[Path] = field(default_factory=list)
 
     def line(self) -> str:
@@ -66,7 +68,8 @@ class Result:
             f"({', '.join(f'{k} {v}' for k, v in sorted(self.faults.items()))}), "
             f"{self.report.keys} keys checked, "
             f"{len(self.report.anomalies)} anomalies, "
-            f"{len(self.report.unknown)} undecided; history {self.history}"
+            f"{len(self.report.unknown)} undecided, "
+            f"{self.server_errors} answers 5xx other than 503; history {self.history}"
         )
 
 
@@ -103,7 +106,7 @@ def run(
     history = out_dir / f"history-{stamp}.jsonl"
     with history.open("w") as stream:
         recorder = Recorder(stream)
-        nemesis, elapsed = _record(recorder, seconds, threads, interval, seed)
+        nemesis, elapsed = _record(recorder, seconds, threads, interval, seed, history)
     return _checked(recorder, nemesis, elapsed, history)
 
 
@@ -113,7 +116,10 @@ def _record(
     threads: int,
     interval: tuple[float, float],
     seed: int,
+    history: Path,
 ) -> tuple[Nemesis, float]:
+    """Record ``seconds`` of the workload under the nemesis; gunicorn's log is kept
+    beside the history (``-gunicorn.log``): a 5xx's traceback is there."""
     work = Path(tempfile.mkdtemp(prefix="pc-consistency-"))
     cluster = PostgresCluster()
     proxy: FaultProxy | None = None
@@ -149,6 +155,10 @@ def _record(
     finally:
         if server is not None:
             server.stop()
+            with contextlib.suppress(OSError):
+                shutil.copy(
+                    server.log_path, history.with_name(f"{history.stem}-gunicorn.log")
+                )
         if proxy is not None:
             proxy.close()
         cluster.destroy()
@@ -180,6 +190,15 @@ def _checked(
     types["info"] += report.operations - sum(types.values())  # never answered
     result = Result(
         elapsed, report, dict(nemesis.injected), nemesis.failures, types, history
+    )
+    # The contract allows 503 during an outage, never another 5xx: counted apart
+    # (the checker treats every 5xx as indeterminate).
+    result.server_errors = sum(
+        1
+        for e in events
+        if e["type"] == "info"
+        and isinstance(e["value"], dict)
+        and e["value"].get("status", 503) != 503
     )
     for number, verdict in enumerate(report.anomalies):
         window = checker.smallest_failing_window(events, verdict.key)
