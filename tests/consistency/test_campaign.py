@@ -34,3 +34,5 @@ def test_a_minute_under_every_fault_is_linearizable(tmp_path: Path) -> None:
     assert result.report.operations > 1000
     assert result.report.unknown == []
     assert result.report.anomalies == [], result.windows
+    # No input and no fault makes a 500: an outage is 503 unavailable.
+    assert result.server_errors == 0, result.history
