@@ -1,15 +1,16 @@
 """Lifecycle views: parse, authorize, call one service or selector, render.
 
-Closing a session needs a contributor grant on the scope; holds, purge and
-redaction an admin grant (api.md 3).
+Closing a session needs a contributor grant on the scope; holds, purge,
+redaction and export an admin grant (api.md 3).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from django.http import StreamingHttpResponse
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -26,7 +27,9 @@ from sources.renderers import audit_record
 from sources.views import SourceDetailView
 
 from . import schemas, selectors, services
+from .bundles.format import MEDIA_TYPE
 from .inputs import (
+    ExportQuery,
     HoldCreate,
     HoldListQuery,
     HoldPath,
@@ -183,3 +186,34 @@ class RedactView(SourceDetailView):
             **dict(path),
         )
         return Response(audit_record(row, timezone.now()))
+
+
+class ScopeExportView(APIView):
+    """The scope, or one session of it, as a bundle (docs/export.md), streamed."""
+
+    @documented(
+        "export_scope",
+        tags=LIFECYCLE,
+        path=ScopePath,
+        query=ExportQuery,
+        answers={
+            200: OpenApiResponse(
+                description="The bundle: JSON Lines (application/x-ndjson), the "
+                "manifest first and the trailer last (docs/export.md)."
+            )
+        },
+        errors=(400, 404),
+    )
+    def get(self, request: Request, scope_id: str) -> StreamingHttpResponse:
+        parse_path(ScopePath, scope_id=scope_id)
+        query = parse_query(ExportQuery, request.query_params, invalid_status=400)
+        principal = principal_of(request)
+        authorize(principal, scope_id, Role.ADMIN)
+        lines = services.scope_export(
+            scope_id=scope_id,
+            session_id=query.session_id,
+            exported_by=principal.name,
+            via="http",
+            request_id=request_id_of(request),
+        )
+        return StreamingHttpResponse(lines, content_type=MEDIA_TYPE)
