@@ -451,7 +451,9 @@ class BundleChecker:
                 Problem(end, "no trailer: the file ends early (truncated)")
             )
         manifest = checked.manifest
-        if manifest is not None and self._trailer_at is not None:
+        # Counts are compared only when every line was sound: otherwise they
+        # differ because of a line already named.
+        if manifest is not None and not checked.problems:
             declared = {kind: manifest.counts.get(kind, 0) for kind in COUNTED}
             if declared != checked.counts or set(manifest.counts) - set(COUNTED):
                 checked.problems.append(

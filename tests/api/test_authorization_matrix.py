@@ -302,6 +302,7 @@ MATRIX: dict[tuple[str, str], Row] = {
         _scope("/purge"),
         lambda world: {"older_than_seconds": 0, "dry_run": True},
     ),
+    ("scope-export", "get"): Row("admin", _scope("/export")),
     ("source-redact", "get"): Row("viewer", _scope("/sources/content/c-2/redact")),
     ("source-redact", "post"): Row(
         "admin", _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}

@@ -84,9 +84,7 @@ def world_build(api: ApiClient) -> World:
     handoff.committed(
         api,
         scope,
-        handoff.draft(
-            [handoff.sc("c-1")], next_action=[handoff.sc("n-active")]
-        ),
+        handoff.draft([handoff.sc("c-1")], next_action=[handoff.sc("n-active")]),
     )
     return world
 

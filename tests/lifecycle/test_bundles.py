@@ -41,9 +41,7 @@ def _records(bundle: bytes) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def exported(
-    api: ApiClient, tmp_path: Path
-) -> tuple[World, dict[str, Any], Path]:
+def exported(api: ApiClient, tmp_path: Path) -> tuple[World, dict[str, Any], Path]:
     """The world, its reads at READ_AT, and its bundle (exported over HTTP)."""
     with time_machine.travel(T0, tick=False) as clock:
         world = world_build(api)
@@ -185,7 +183,11 @@ def test_the_commands_round_trip_a_scope(
 
     first, second = _records(path.read_bytes()), _records(again.read_bytes())
     strip = lambda records: [  # noqa: E731
-        {k: v for k, v in r.items() if k not in ("chain", "created_at", "service_version")}
+        {
+            k: v
+            for k, v in r.items()
+            if k not in ("chain", "created_at", "service_version")
+        }
         for r in records
     ]
     assert strip(first)[1:] == strip(second)[1:]
