@@ -334,7 +334,7 @@ def _closure(row: SessionClosure) -> dict[str, Any]:
 
 def _hold(row: LegalHold) -> dict[str, Any]:
     try:
-        release: LegalHoldRelease | None = row.release  # type: ignore[attr-defined]
+        release: LegalHoldRelease | None = row.release
     except LegalHoldRelease.DoesNotExist:
         release = None
     return {

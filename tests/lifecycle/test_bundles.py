@@ -106,12 +106,13 @@ def test_replays_return_the_original_receipts_after_a_restore(
 def test_the_bundle_has_every_kind_and_no_erased_text(
     exported: tuple[World, dict[str, Any], Path],
 ) -> None:
-    world, _, path = exported
+    _, _, path = exported
     bundle = path.read_bytes()
     records = _records(bundle)
     kinds = [record["kind"] for record in records]
 
-    assert kinds[0] == "manifest" and kinds[1] == "scope" and kinds[-1] == "trailer"
+    assert kinds[:2] == ["manifest", "scope"]
+    assert kinds[-1] == "trailer"
     assert records[0]["counts"] == {
         "scope": 1,
         "source": 8,
@@ -174,7 +175,7 @@ def test_the_commands_round_trip_a_scope(
     make_token: Callable[..., str],
     tmp_path: Path,
 ) -> None:
-    world, reads, path = exported
+    world, _, path = exported
     again = tmp_path / "again.ndjson"
     _restore(path, make_token)
 
