@@ -27,6 +27,7 @@ from sources.renderers import audit_record
 from sources.views import SourceDetailView
 
 from . import schemas, selectors, services
+from .bundles.export import chunked
 from .bundles.format import MEDIA_TYPE
 from .inputs import (
     ExportQuery,
@@ -216,4 +217,4 @@ class ScopeExportView(APIView):
             via="http",
             request_id=request_id_of(request),
         )
-        return StreamingHttpResponse(lines, content_type=MEDIA_TYPE)
+        return StreamingHttpResponse(chunked(lines), content_type=MEDIA_TYPE)

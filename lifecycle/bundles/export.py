@@ -243,12 +243,14 @@ def _scope(scope_id: str) -> dict[str, Any]:
 
 
 def _records(selection: Selection) -> Iterator[dict[str, Any]]:
-    yield from map(_source, _keyset(selection.sources(), "position", BATCH))
-    yield from map(_attempt, _keyset(selection.attempts(), "id"))
+    sources = selection.sources().values(*_SOURCE_FIELDS)
+    yield from map(_source, _keyset(sources, "position", BATCH))
+    attempts = selection.attempts().values("id", *_ATTEMPT_FIELDS)
+    yield from map(_attempt, _keyset(attempts, "id"))
     yield from map(_closure, _keyset(selection.closures(), "id"))
     holds = selection.holds().select_related("release")
     yield from map(_hold, _keyset(holds, "id"))
-    yield from map(_purge_run, _keyset(selection.purge_runs(), "id"))
+    yield from map(purge_run_record, _keyset(selection.purge_runs(), "id"))
     redactions = selection.redactions().select_related("source")
     yield from map(_redaction, _keyset(redactions, "id"))
     for envelope in _keyset(selection.envelopes(), "id"):
@@ -281,45 +283,58 @@ def _keyset(rows: QuerySet[Any], key: str, size: int = 2000) -> Iterator[Any]:
         yield from batch
         if len(batch) < size:
             return
-        last = getattr(batch[-1], key)
+        end = batch[-1]
+        last = end[key] if isinstance(end, dict) else getattr(end, key)
 
 
-def _source(row: ContentSource) -> dict[str, Any]:
+_SOURCE_FIELDS = (
+    "source_type",
+    "source_id",
+    "position",
+    "content",
+    "content_bytes",
+    "metadata",
+    "metadata_bytes",
+    "is_working_note",
+    "session_id",
+    "note_kind",
+    "expires_at",
+    "value_digest",
+    "content_digest",
+    "created_at",
+    "created_by",
+    "request_id",
+    "purged_at",
+    "purge_run",
+)
+_ATTEMPT_FIELDS = (
+    "source_type",
+    "source_id",
+    "outcome",
+    "reason",
+    "value_digest",
+    "principal",
+    "request_id",
+    "at",
+)
+
+
+def _source(row: dict[str, Any]) -> dict[str, Any]:
+    metadata = row["metadata"]
     return {
         "kind": "source",
-        "source_type": row.source_type,
-        "source_id": row.source_id,
-        "position": row.position,
-        "content": row.content,
-        "content_bytes": row.content_bytes,
-        "metadata": None if row.metadata is None else json_text(row.metadata),
-        "metadata_bytes": row.metadata_bytes,
-        "is_working_note": row.is_working_note,
-        "session_id": row.session_id,
-        "note_kind": row.note_kind,
-        "expires_at": maybe(row.expires_at),
-        "value_digest": row.value_digest,
-        "content_digest": row.content_digest,
-        "created_at": stamp(row.created_at),
-        "created_by": row.created_by,
-        "request_id": row.request_id,
-        "purged_at": maybe(row.purged_at),
-        "purge_run": row.purge_run,
+        **row,
+        "metadata": None if metadata is None else json_text(metadata),
+        "expires_at": maybe(row["expires_at"]),
+        "created_at": stamp(row["created_at"]),
+        "purged_at": maybe(row["purged_at"]),
     }
 
 
-def _attempt(row: CaptureAttempt) -> dict[str, Any]:
-    return {
-        "kind": "attempt",
-        "source_type": row.source_type,
-        "source_id": row.source_id,
-        "outcome": row.outcome,
-        "reason": row.reason,
-        "value_digest": row.value_digest,
-        "principal": row.principal,
-        "request_id": row.request_id,
-        "at": stamp(row.at),
-    }
+def _attempt(row: dict[str, Any]) -> dict[str, Any]:
+    record = {"kind": "attempt", **row, "at": stamp(row["at"])}
+    del record["id"]
+    return record
 
 
 def _closure(row: SessionClosure) -> dict[str, Any]:
@@ -356,7 +371,7 @@ def _hold(row: LegalHold) -> dict[str, Any]:
     }
 
 
-def _purge_run(row: PurgeRun) -> dict[str, Any]:
+def purge_run_record(row: PurgeRun) -> dict[str, Any]:
     return {
         "kind": "purge_run",
         "run_id": row.run_id,
@@ -477,3 +492,24 @@ def _citation(row: HandoffCitation) -> dict[str, Any]:
         "artifact_id": row.artifact_id,
         "artifact_revision": row.artifact_revision,
     }
+
+
+def chunked(lines: Iterator[bytes], size: int = 1 << 16) -> Iterator[bytes]:
+    """``lines`` joined into chunks of about ``size`` bytes, for a streamed
+    answer: one write per chunk instead of one per line. Closing this closes
+    ``lines`` (the export's transaction ends with it)."""
+    buffer: list[bytes] = []
+    held = 0
+    try:
+        for line in lines:
+            buffer.append(line)
+            held += len(line)
+            if held >= size:
+                yield b"".join(buffer)
+                buffer, held = [], 0
+        if buffer:
+            yield b"".join(buffer)
+    finally:
+        close = getattr(lines, "close", None)
+        if close is not None:
+            close()

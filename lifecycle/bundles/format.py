@@ -1,11 +1,13 @@
 """The bundle's wire form, version 1, and its offline checks (docs/export.md).
 
-A bundle is JSON Lines: every line is the RFC 8785 canonical JSON of one record
-(``powercontext.canonical``), a ``kind`` naming its shape, and ``chain``: the hex
-SHA-256 over the previous line's ``chain`` (32 zero bytes before the first line)
-followed by the canonical bytes of the record without ``chain``. The manifest is
-the first line and the trailer the last; an edited, dropped, swapped or missing
-line therefore breaks the chain at the first line that is not as written.
+A bundle is JSON Lines. Every line is the RFC 8785 canonical JSON
+(``powercontext.canonical``) of ``{"chain": DIGEST, "record": RECORD}``: the
+record has a ``kind`` naming its shape, and DIGEST is the hex SHA-256 over the
+previous line's digest (32 zero bytes before the first line) followed by the
+record's canonical bytes. The manifest is the first record and the trailer the
+last; an edited, dropped, swapped or missing line therefore breaks the chain at
+the first line that is not as written. (The record's canonical bytes are a
+substring of its line, so a line costs one serialisation.)
 
 Timestamps are UTC with six fractional digits (``2026-01-02T03:04:05.000006Z``),
 so they read back to the same microsecond. Stored JSON values (metadata,
@@ -32,7 +34,7 @@ from powercontext.canonical import (
     canonical_json,
     canonical_sha256,
 )
-from powercontext.jsonvalues import stored_json_loads
+from powercontext.jsonvalues import MAX_SAFE_INTEGER, stored_json_loads
 from sources.digests import SourceValue, content_digest_of, value_digest
 
 FORMAT = "powercontext-bundle"
@@ -90,8 +92,6 @@ def json_value(text: str) -> Any:
 
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    chain: Hex64
 
 
 class Manifest(Record):
@@ -342,14 +342,31 @@ class Chain:
         self.lines = 0
 
     def line(self, record: dict[str, Any]) -> bytes:
-        """The bundle line of ``record`` (without ``chain``), newline included."""
-        body = canonical_json(record)
+        """The bundle line of ``record``, line feed included."""
+        body = record_bytes(record)
         self.digest = link(self.digest, body)
         self.lines += 1
-        return canonical_json({**record, "chain": self.digest}) + b"\n"
+        return b'{"chain":"' + self.digest.encode() + b'","record":' + body + b"}\n"
 
     def trailer(self) -> bytes:
         return self.line({"kind": "trailer", "records": self.lines})
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def record_bytes(record: dict[str, Any]) -> bytes:
+    """The canonical JSON of a record. A record of ASCII keys and scalars (nearly
+    every one) is written by ``json`` directly, which writes such a value exactly
+    as RFC 8785 does (``powercontext.canonical``); others go through it."""
+    if all(type(value) in _SCALARS for value in record.values()) and all(
+        type(value) is not int or abs(value) <= MAX_SAFE_INTEGER
+        for value in record.values()
+    ):
+        return json.dumps(
+            record, ensure_ascii=False, sort_keys=True, separators=(",", ":")
+        ).encode("utf-8")
+    return canonical_json(record)
 
 
 def link(previous: str, body: bytes) -> str:
@@ -412,20 +429,30 @@ class BundleChecker:
             problem("the line does not end with a line feed (a truncated file?)")
         text = raw.rstrip(b"\n")
         try:
-            data = json.loads(text)
+            line = json.loads(text)
         except ValueError as exc:
             problem(f"not JSON ({exc})")
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("chain"), str):
-            problem("not a record (an object with a string 'chain')")
+        if (
+            not isinstance(line, dict)
+            or set(line) != {"chain", "record"}
+            or not isinstance(line["chain"], str)
+            or not isinstance(line["record"], dict)
+        ):
+            problem('not a line of a bundle ({"chain": digest, "record": object})')
             return None
-        claimed = data.pop("chain")
+        claimed, data = line["chain"], line["record"]
         try:
-            body = canonical_json(data)
-        except CanonicalizationError as exc:
+            body = record_bytes(data)
+        except (CanonicalizationError, UnicodeEncodeError) as exc:
             problem(f"not canonical JSON ({exc})")
             return None
-        if canonical_json({**data, "chain": claimed}) != text:
+        rebuilt = (
+            b'{"chain":"' + claimed.encode() + b'","record":' + body + b"}"
+            if _is_hex64(claimed)
+            else canonical_json({"chain": claimed, "record": data})
+        )
+        if rebuilt != text:
             problem("not in canonical form (RFC 8785): it was edited")
         expected = link(checked.chain, body)
         if claimed != expected:
@@ -435,7 +462,7 @@ class BundleChecker:
             )
         # Resynchronise on the line's own claim, so one bad line is named once.
         checked.chain = claimed if _is_hex64(claimed) else expected
-        record = self._shape(number, {**data, "chain": claimed}, problem)
+        record = self._shape(number, data, problem)
         if record is not None:
             self._rules(number, record, problem)
         return record

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Model
 
 from handoffs.models import (
     HandoffCitation,
@@ -157,7 +158,7 @@ def _record_problems(plan: RestorePlan, number: int, record: Any) -> Iterator[Pr
         existing = PurgeRun.objects.filter(run_id=record.run_id).first()
         if existing is None:
             return
-        ours = {**export._purge_run(existing), "chain": record.chain}
+        ours = export.purge_run_record(existing)
         if ours != record.model_dump():
             yield Problem(number, f"purge run {record.run_id} is another run here")
         plan.existing_runs.add(record.run_id)
@@ -181,7 +182,7 @@ def bundle_restore(
     with transaction.atomic(durable=True):
         for _, raw in file_lines(path):
             whole.update(raw)
-            writer.add(json.loads(raw))
+            writer.add(json.loads(raw)["record"])
             advance(1)
         writer.flush()
         if whole.hexdigest() != plan.digest:
@@ -202,26 +203,34 @@ class _Writer:
     def __init__(self, plan: RestorePlan) -> None:
         self.plan = plan
         self.scope_id = plan.scope.scope_id
-        self.pending: list[Any] = []
+        self.pending: list[dict[str, Any]] = []
+        self.pending_model: type[Model] = ContentSource
         self.envelopes: dict[str, int] = {}
         self.revisions: dict[int, int] = {}  # handoff revision number -> pk
 
     def add(self, data: dict[str, Any]) -> None:
         kind = data.pop("kind")
-        data.pop("chain")
         handler = getattr(self, f"_{kind}")
         handler(data)
 
     def flush(self) -> None:
+        """Insert the queued rows: COPY on PostgreSQL for Sources and attempts
+        (their text columns as the bundle spells them), ``bulk_create`` else."""
         if not self.pending:
             return
-        model = type(self.pending[0])
-        model.objects.bulk_create(self.pending, batch_size=BATCH)
+        model, rows = self.pending_model, self.pending
         self.pending = []
+        if model in _COPIED and connection.vendor == "postgresql":
+            _copy(model, rows)
+            return
+        model.objects.bulk_create(
+            (model(**_typed(model, row)) for row in rows), batch_size=BATCH
+        )
 
-    def _queue(self, row: Any) -> None:
-        if self.pending and type(self.pending[0]) is not type(row):
+    def _queue(self, model: type[Model], row: dict[str, Any]) -> None:
+        if self.pending and self.pending_model is not model:
             self.flush()
+        self.pending_model = model
         self.pending.append(row)
         if len(self.pending) >= BATCH:
             self.flush()
@@ -265,14 +274,10 @@ class _Writer:
         )
 
     def _source(self, data: dict[str, Any]) -> None:
-        self._queue(_source_row(self.scope_id, data))
+        self._queue(ContentSource, {"scope_id": self.scope_id, **data})
 
     def _attempt(self, data: dict[str, Any]) -> None:
-        self._queue(
-            CaptureAttempt(
-                **{**data, "at": instant(data["at"])}, scope_id=self.scope_id
-            )
-        )
+        self._queue(CaptureAttempt, {"scope_id": self.scope_id, **data})
 
     def _closure(self, data: dict[str, Any]) -> None:
         self.flush()
@@ -325,26 +330,26 @@ class _Writer:
 
     def _envelope_value(self, data: dict[str, Any]) -> None:
         self._queue(
-            EnvelopeValue(
-                envelope_id=self.envelopes[data["session_id"]],
-                digest=data["digest"],
-                for_notes=data["for_notes"],
-                value=json_value(data["value"]),
-            )
+            EnvelopeValue,
+            {
+                "envelope_id": self.envelopes[data["session_id"]],
+                "digest": data["digest"],
+                "for_notes": data["for_notes"],
+                "value": json_value(data["value"]),
+            },
         )
 
     def _envelope_revision(self, data: dict[str, Any]) -> None:
         session_id = data.pop("session_id")
         self._queue(
-            EnvelopeRevision(
-                envelope_id=self.envelopes[session_id],
-                **{
-                    **data,
-                    "created_at": instant(data["created_at"]),
-                    "value_digests": json_value(data["value_digests"]),
-                    "inline_values": json_value(data["inline_values"]),
-                },
-            )
+            EnvelopeRevision,
+            {
+                **data,
+                "envelope_id": self.envelopes[session_id],
+                "created_at": instant(data["created_at"]),
+                "value_digests": json_value(data["value_digests"]),
+                "inline_values": json_value(data["inline_values"]),
+            },
         )
 
     def _handoff_revision(self, data: dict[str, Any]) -> None:
@@ -385,15 +390,41 @@ class _Writer:
         )
 
 
-def _source_row(scope_id: str, data: dict[str, Any]) -> ContentSource:
-    metadata = data["metadata"]
-    return ContentSource(
-        scope_id=scope_id,
-        **{
-            **data,
-            "metadata": None if metadata is None else json_value(metadata),
-            "expires_at": instant_or_none(data["expires_at"]),
-            "created_at": instant(data["created_at"]),
-            "purged_at": instant_or_none(data["purged_at"]),
-        },
+_COPIED = (ContentSource, CaptureAttempt)
+_STAMPS = ("expires_at", "created_at", "purged_at", "at")
+
+
+def _typed(model: type[Model], row: dict[str, Any]) -> dict[str, Any]:
+    """A queued row as model fields: Sources' and attempts' stamps as datetimes,
+    a Source's metadata as its value."""
+    if model not in _COPIED:
+        return row
+    typed = {
+        **row,
+        **{name: instant_or_none(row[name]) for name in _STAMPS if name in row},
+    }
+    if model is ContentSource and row["metadata"] is not None:
+        typed["metadata"] = json_value(row["metadata"])
+    return typed
+
+
+def _copy(model: type[Model], rows: list[dict[str, Any]]) -> None:
+    """COPY ``rows`` into ``model``'s table. The bundle's stamps (ISO 8601, UTC)
+    and metadata (JSON text) are what PostgreSQL reads from COPY's text form."""
+    columns = tuple(rows[0])
+    table = model._meta.db_table
+    statement = (
+        f"COPY {table} ({', '.join(_column(model, name) for name in columns)}) "
+        "FROM STDIN"
     )
+    with (
+        connection.cursor() as wrapper,
+        connection.wrap_database_errors,
+        wrapper.cursor.copy(statement) as copy,
+    ):
+        for row in rows:
+            copy.write_row(tuple(row.values()))
+
+
+def _column(model: type[Model], name: str) -> str:
+    return model._meta.get_field(name).column

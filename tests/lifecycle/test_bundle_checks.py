@@ -73,8 +73,7 @@ def _rechained_edit(lines: list[bytes]) -> list[bytes]:
     digest can tell."""
     chain, out = Chain(), []
     for raw in lines[:-1]:
-        record = json.loads(raw)
-        record.pop("chain")
+        record = json.loads(raw)["record"]
         if record.get("source_id") == "c-2":
             record["content"] = json.dumps("edited text")
         out.append(chain.line(record))
@@ -136,7 +135,7 @@ def test_a_session_bundle_holds_that_session_only(api: ApiClient, world: World) 
     response = api.get(
         f"/v1/scopes/{world.scope_id}/export", query={"session_id": "sess-1"}
     )
-    records = [json.loads(line) for line in response.content.splitlines()]
+    records = [json.loads(line)["record"] for line in response.content.splitlines()]
 
     assert records[0]["session_id"] == "sess-1"
     notes = {r["source_id"] for r in records if r["kind"] == "source"}
@@ -192,4 +191,5 @@ def test_a_held_scope_is_exported(api: ApiClient, world: World) -> None:
     response = api.get(f"/v1/scopes/{world.scope_id}/export")
 
     assert response.status_code == 200
-    assert json.loads(response.content.splitlines()[0])["counts"]["hold"] == 3
+    manifest = json.loads(response.content.splitlines()[0])["record"]
+    assert manifest["counts"]["hold"] == 3
