@@ -47,6 +47,14 @@ Stamp = Annotated[
 ]
 Hex64 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Prefixed = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+# The columns' lengths: a longer value would be refused (PostgreSQL) or kept
+# (SQLite) by the database; the check refuses it first, either way.
+Id = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+Kind = Annotated[str, StringConstraints(min_length=1, max_length=32)]
+RecordId = Annotated[str, StringConstraints(min_length=1, max_length=40)]
+Name = Annotated[str, StringConstraints(max_length=150)]
+RequestId = Annotated[str, StringConstraints(max_length=16)]
+Reason = Annotated[str, StringConstraints(max_length=2000)]
 
 
 def stamp(value: datetime) -> str:
@@ -99,8 +107,8 @@ class Manifest(Record):
     format: Literal["powercontext-bundle"]
     format_version: Literal[1]
     service_version: str
-    scope_id: str
-    session_id: str | None
+    scope_id: Id
+    session_id: Id | None
     created_at: Stamp
     counts: dict[str, int]
 
@@ -114,86 +122,86 @@ class ExternalReference(BaseModel):
 
 class ScopeRecord(Record):
     kind: Literal["scope"]
-    scope_id: str
-    title: str
-    summary: str
-    parent_scope_id: str | None
-    context_references: list[str]
+    scope_id: Id
+    title: Annotated[str, StringConstraints(max_length=256)]
+    summary: Reason
+    parent_scope_id: Id | None
+    context_references: list[Id]
     external_references: list[ExternalReference]
     version: int
-    idempotency_key: str
+    idempotency_key: Id
     request_digest: str
-    created_by: str
+    created_by: Name
     created_at: Stamp
-    request_id: str
+    request_id: RequestId
     last_position: int
 
 
 class SourceRecord(Record):
     kind: Literal["source"]
-    source_type: str
-    source_id: str
+    source_type: Kind
+    source_id: Id
     position: int
     content: str | None
     content_bytes: int | None
     metadata: str | None
     metadata_bytes: int | None
     is_working_note: bool
-    session_id: str | None
+    session_id: Id | None
     note_kind: str | None
     expires_at: Stamp | None
     value_digest: Hex64
     content_digest: Prefixed
     created_at: Stamp
-    created_by: str
-    request_id: str
+    created_by: Name
+    request_id: RequestId
     purged_at: Stamp | None
-    purge_run: str | None
+    purge_run: RecordId | None
 
 
 class AttemptRecord(Record):
     kind: Literal["attempt"]
-    source_type: str
-    source_id: str
+    source_type: Kind
+    source_id: Id
     outcome: Literal["accepted", "replayed", "conflict", "rejected"]
     reason: str | None
     value_digest: str
-    principal: str
-    request_id: str
+    principal: Name
+    request_id: RequestId
     at: Stamp
 
 
 class ClosureRecord(Record):
     kind: Literal["closure"]
-    session_id: str
+    session_id: Id
     closed_at: Stamp
-    closed_by: str
-    request_id: str
+    closed_by: Name
+    request_id: RequestId
 
 
 class HoldRelease(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    reason: str
-    released_by: str
+    reason: Reason
+    released_by: Name
     released_at: Stamp
-    request_id: str
+    request_id: RequestId
 
 
 class HoldRecord(Record):
     kind: Literal["hold"]
-    hold_id: str
-    session_id: str | None
-    reason: str
-    set_by: str
+    hold_id: RecordId
+    session_id: Id | None
+    reason: Reason
+    set_by: Name
     set_at: Stamp
-    request_id: str
+    request_id: RequestId
     release: HoldRelease | None
 
 
 class PurgeRunRecord(Record):
     kind: Literal["purge_run"]
-    run_id: str
+    run_id: RecordId
     scope_id: str | None  # None: a run over every scope that tombstoned some here
     older_than_seconds: int
     cutoff: Stamp
@@ -202,26 +210,26 @@ class PurgeRunRecord(Record):
     skipped_held: int
     skipped_cited: int
     envelopes_cleared: int
-    started_by: str
+    started_by: Name
     started_at: Stamp
     finished_at: Stamp
-    request_id: str
+    request_id: RequestId
 
 
 class RedactionRecord(Record):
     kind: Literal["redaction"]
-    redaction_id: str
-    source_type: str
-    source_id: str
-    reason: str
-    redacted_by: str
+    redaction_id: RecordId
+    source_type: Kind
+    source_id: Id
+    reason: Reason
+    redacted_by: Name
     redacted_at: Stamp
-    request_id: str
+    request_id: RequestId
 
 
 class EnvelopeRecord(Record):
     kind: Literal["envelope"]
-    session_id: str
+    session_id: Id
     meta: str
     version: int
     notes_version: int | None
@@ -232,7 +240,7 @@ class EnvelopeRecord(Record):
 
 class EnvelopeValueRecord(Record):
     kind: Literal["envelope_value"]
-    session_id: str
+    session_id: Id
     digest: Hex64
     for_notes: bool
     value: str
@@ -240,13 +248,13 @@ class EnvelopeValueRecord(Record):
 
 class EnvelopeRevisionRecord(Record):
     kind: Literal["envelope_revision"]
-    session_id: str
+    session_id: Id
     version: int
     clock: int
     writer: Literal["host", "worker"]
     operation: Literal["replace", "overlay", "notes_put", "notes_clear", "notes_erased"]
-    principal: str
-    request_id: str
+    principal: Name
+    request_id: RequestId
     created_at: Stamp
     value_digests: str
     inline_values: str
@@ -277,8 +285,8 @@ class Pinned(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     ordinal: int
-    source_type: str
-    source_id: str
+    source_type: Kind
+    source_id: Id
 
 
 class HandoffRevisionRecord(Record):
@@ -289,8 +297,8 @@ class HandoffRevisionRecord(Record):
     objective: str
     disposition: Literal["continuable", "blocked", "complete"]
     created_at: Stamp
-    created_by: str
-    request_id: str
+    created_by: Name
+    request_id: RequestId
     statements: list[Statement]
     lineage: list[Pinned]
 
@@ -382,7 +390,7 @@ class Problem:
     """A line of a bundle that is not as the format says, and why."""
 
     line: int
-    reason: str
+    reason: Reason
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
-from django.db import IntegrityError
+from django.db import DatabaseError
 from tqdm import tqdm
 
 from lifecycle.bundles.restore import (
@@ -66,7 +66,7 @@ class Command(ExplainedCommand):
         try:
             with self._bar("restore", lines) as bar:
                 counts = bundle_restore(path, plan, advance=bar.update)
-        except (IntegrityError, RestoreMismatch) as exc:
+        except (DatabaseError, RestoreMismatch) as exc:
             raise CommandError(
                 f"{path}: the restore was rolled back ({exc}); nothing was written."
             ) from None
