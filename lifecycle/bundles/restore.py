@@ -182,7 +182,11 @@ def bundle_restore(
     with transaction.atomic(durable=True):
         for _, raw in file_lines(path):
             whole.update(raw)
-            writer.add(json.loads(raw)["record"])
+            try:
+                record = json.loads(raw)["record"]
+            except (ValueError, KeyError, TypeError):
+                raise RestoreMismatch("the file changed since it was checked") from None
+            writer.add(record)
             advance(1)
         writer.flush()
         if whole.hexdigest() != plan.digest:
