@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Model
+from django.db.models import Field, Model
 
 from handoffs.models import (
     HandoffCitation,
@@ -227,7 +227,7 @@ class _Writer:
         if model in _COPIED and connection.vendor == "postgresql":
             _copy(model, rows)
             return
-        model.objects.bulk_create(
+        model._default_manager.bulk_create(
             (model(**_typed(model, row)) for row in rows), batch_size=BATCH
         )
 
@@ -431,4 +431,7 @@ def _copy(model: type[Model], rows: list[dict[str, Any]]) -> None:
 
 
 def _column(model: type[Model], name: str) -> str:
-    return model._meta.get_field(name).column
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field)
+    assert field.column is not None
+    return field.column
