@@ -4,5 +4,5 @@
 ``export`` reads a scope in one snapshot and yields the bundle's lines;
 ``restore`` checks a bundle against this instance and writes it all or nothing.
 The commands are ``export_scope``, ``verify_bundle`` and ``import_bundle``; the
-route is ``GET /v1/scopes/{scope_id}/export`` (``lifecycle.views``).
+route is ``GET /v1/scopes/{scope_id}/export`` (``lifecycle.operations``).
 """

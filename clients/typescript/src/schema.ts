@@ -3853,7 +3853,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/x-ndjson": string;
+                };
             };
             /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
             400: {
