@@ -27,6 +27,10 @@
 #      manage.py seed_sources in stages (10k, then 1M Sources), VACUUM ANALYZE,
 #      records the query plans (bench/explain.py) and measures every read and
 #      write at each stage, then compares the stages;
+#   6b. the bundles phase (bench/bundles.py): one scope of BENCH_BUNDLE_SIZE
+#      Sources (1000000) exported over HTTP by one worker, verified offline and
+#      restored into a fresh database: records/s both ways, the worker's peak RSS
+#      over its baseline (port BENCH_BUNDLE_PORT, 18804); bench/results/RUN/bundles.json;
 #   7. prints the tables and target checks (bench/report.py, scale.py report)
 #      and writes bench/results/RUN/;
 #   8. stops everything it started, by recorded PID, and removes the baseline's
@@ -39,7 +43,7 @@
 # settings) from this checkout's .venv through bench/isolated.py, which keeps this
 # checkout's editable install from supplying modules the old revision lacks.
 #
-# Phases: BENCH_PHASES ("compare limits scale"). `compare` brings `limits` along
+# Phases: BENCH_PHASES ("compare limits scale bundles"). `compare` brings `limits` along
 # whenever it measures ours: the targets' acceptance command is BENCH_PHASES=compare
 # make bench, and its report includes the limits check. `scale` alone measures
 # ours with limits on.
@@ -67,7 +71,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-PHASES=${BENCH_PHASES:-"compare limits scale"}
+PHASES=${BENCH_PHASES:-"compare limits scale bundles"}
 SECONDS_PER_RUN=${BENCH_SECONDS:-15}
 PRESEED=${BENCH_PRESEED:-20000}
 WARMUP=${BENCH_WARMUP:-3s}
@@ -482,6 +486,12 @@ scale_phase() {  # one scope, grown stage by stage; every operation at each stag
 [[ " $PHASES " == *" compare "* ]] && compare_phase
 [[ " $PHASES " == *" limits "* ]] && limits_phase
 [[ " $PHASES " == *" scale "* ]] && scale_phase
+if [[ " $PHASES " == *" bundles "* ]]; then
+  say "bundles phase: export, verify and restore of ${BENCH_BUNDLE_SIZE:-1000000} Sources"
+  BENCH_PG="$PG" "$ROOT/.venv/bin/python" bench/bundles.py \
+    --size "${BENCH_BUNDLE_SIZE:-1000000}" --port "${BENCH_BUNDLE_PORT:-18804}" \
+    --out "$RESULTS/bundles.json"
+fi
 
 cleanup
 if [[ " $PHASES " == *" compare "* || " $PHASES " == *" limits "* ]]; then

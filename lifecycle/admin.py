@@ -1,5 +1,5 @@
 """Read-only audit of every lifecycle action: holds, releases, purge runs,
-redactions (session closures are with the registry's admin)."""
+redactions, exports (session closures are with the registry's admin)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from powercontext.admintools import (
     ReadOnlyAdminMixin,
 )
 
-from .models import LegalHold, LegalHoldRelease, PurgeRun, Redaction
+from .models import ExportRecord, LegalHold, LegalHoldRelease, PurgeRun, Redaction
 
 
 def _fields(*names: str) -> tuple[str, ...]:
@@ -77,4 +77,22 @@ class RedactionAdmin(LifecycleAdmin):
     search_help_text = "Exact redaction id, scope id or who redacted."
     readonly_fields = _fields(
         "redaction_id", "scope", "source", "redacted_by", "redacted_at", "reason"
+    )
+
+
+@admin.register(ExportRecord)
+class ExportRecordAdmin(LifecycleAdmin):
+    list_display = _fields(
+        "scope_id", "session_id", "exported_by", "via", "exported_at", "records"
+    )
+    list_filter = ["via"]
+    search_fields = ["scope_id"]
+    exact_search_fields = ("scope_id", "session_id", "exported_by", "chain")
+    search_help_text = "Exact scope id, session id, who exported or chained digest."
+    readonly_fields = (
+        *list_display,
+        "finished_at",
+        "format_version",
+        "counts",
+        "chain",
     )

@@ -16,3 +16,11 @@ class LegalHoldNotFound(DomainError):
     status_code = 404
     code = "legal_hold_not_found"
     message = "The requested legal hold was not found in this scope."
+
+
+class SessionNotFound(DomainError):
+    """A session bundle of a session the scope has no trace of."""
+
+    status_code = 404
+    code = "session_not_found"
+    message = "The scope has no Working Note, envelope or closure of that session."

@@ -10,6 +10,7 @@ from powercontext.inputs import NOT_BLANK, Identity, StrictInput
 from sources.inputs import PageQuery, ScopePath, SourcePath
 
 __all__ = [
+    "ExportQuery",
     "HoldCreate",
     "HoldListQuery",
     "HoldPath",
@@ -58,3 +59,9 @@ class PurgeRequest(StrictInput):
 
 class Redact(StrictInput):
     reason: Reason
+
+
+class ExportQuery(StrictInput):
+    session_id: Identity | None = Field(
+        default=None, description="Export this session only (omitted: the scope)."
+    )

@@ -93,3 +93,36 @@ class Redaction(ImmutableModel):
 
     def __str__(self) -> str:
         return f"{self.redaction_id}: source #{self.source_id}"
+
+
+class ExportRecord(ImmutableModel):
+    """That a scope (or one session of it) left the instance as a bundle.
+
+    Written once the bundle's last record is out, before its trailer
+    (``lifecycle.services.exports``): a bundle with a trailer always has its
+    record here, with the same counts and chained digest.
+    """
+
+    # No foreign key: the record outlives nothing, but is read without joins.
+    scope_id = models.CharField(max_length=256)
+    session_id = models.CharField(  # noqa: DJ001
+        max_length=256, null=True, blank=True
+    )
+    exported_by = models.CharField(max_length=150)
+    exported_at = models.DateTimeField(help_text="The bundle's created_at.")
+    finished_at = models.DateTimeField()
+    via = models.CharField(max_length=16, help_text="http or command.")
+    format_version = models.PositiveSmallIntegerField()
+    records = models.BigIntegerField(help_text="Lines, manifest and trailer included.")
+    counts = models.JSONField(help_text="Records per kind, as in the manifest.")
+    chain = models.CharField(max_length=64, help_text="The trailer's chained digest.")
+    request_id = models.CharField(max_length=16)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["scope_id", "id"], name="lifecycle_export_scope_idx"),
+        ]
+
+    def __str__(self) -> str:
+        where = self.scope_id if self.session_id is None else self.session_id
+        return f"export of {where} at {self.exported_at}"

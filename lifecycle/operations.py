@@ -1,13 +1,15 @@
-"""The lifecycle's operations: session close, legal holds, purge, redaction.
+"""The lifecycle's operations: session close, legal holds, purge, redaction, export.
 
-Closing a session needs a contributor grant on the scope; holds, purge and
-redaction an admin grant (api.md 3). Each is declared once
+Closing a session needs a contributor grant on the scope; holds, purge,
+redaction and export an admin grant (api.md 3). Each is declared once
 (``powercontext.operations``): its view, route, OpenAPI entry, MCP tool and
-authorization row are derived from it.
+authorization row are derived from it. Export is an operator's action and has no
+MCP tool (docs/api.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +17,9 @@ from django.utils import timezone
 
 from powercontext.operations import (
     READ_ONLY,
+    ByteStream,
     Context,
+    Described,
     Given,
     Listing,
     Operation,
@@ -32,7 +36,10 @@ from sources.operations import SCOPE, source_get_operation
 from sources.renderers import audit_record
 
 from . import schemas, selectors, services
+from .bundles.export import chunked
+from .bundles.format import MEDIA_TYPE
 from .inputs import (
+    ExportQuery,
     HoldCreate,
     HoldListQuery,
     HoldPath,
@@ -61,6 +68,7 @@ SESSION_CLOSE = Route(
 HOLD_COLLECTION = Route("legal-hold-collection", f"{SCOPE}/legal-holds")
 HOLD_RELEASE = Route("legal-hold-release", f"{SCOPE}/legal-holds/<str:hold_id>/release")
 PURGE = Route("scope-purge", f"{SCOPE}/purge")
+EXPORT = Route("scope-export", f"{SCOPE}/export")
 REDACT = Route(
     "source-redact",
     r"^scopes/(?P<scope_id>[^/]+)/sources/(?P<source_type>[^/]+)/"
@@ -109,6 +117,16 @@ def _purge(given: Given, context: Context) -> Any:
         scope_id=given.path.scope_id,
         older_than=timedelta(seconds=given.body.older_than_seconds),
         dry_run=given.body.dry_run,
+        request_id=context.request_id,
+    )
+
+
+def _export(given: Given, context: Context) -> Iterator[bytes]:
+    return services.scope_export(
+        scope_id=given.path.scope_id,
+        session_id=given.query.session_id,
+        exported_by=context.principal.name,
+        via="http",
         request_id=context.request_id,
     )
 
@@ -227,6 +245,29 @@ OPERATIONS: tuple[Operation, ...] = (
             "cites), and clear closed sessions' envelope notes. dry_run counts "
             "without changing anything. " + _ADMIN,
             writes(destructive=True, idempotent=True),
+        ),
+    ),
+    Operation(
+        "export_scope",
+        "GET",
+        EXPORT,
+        on_scope(Role.ADMIN),
+        _export,
+        lambda lines: ByteStream(chunked(lines), MEDIA_TYPE),
+        LIFECYCLE,
+        path=ScopePath,
+        query=ExportQuery,
+        query_invalid_status=400,
+        answers={
+            (200, MEDIA_TYPE): Described(
+                "The bundle: JSON Lines (application/x-ndjson), the manifest first "
+                "and the trailer last (docs/export.md).",
+                text=True,
+            )
+        },
+        errors=(400, 404),
+        description=(
+            "The scope, or one session of it, as a bundle (docs/export.md), streamed."
         ),
     ),
     # GET on the redact route: the Source whose id ends in ``/redact`` (decision

@@ -159,6 +159,17 @@ class Streamed:
 
 
 @dataclass(frozen=True)
+class ByteStream:
+    """A body of raw bytes of ``media_type`` (a bundle's JSON Lines), written chunk by
+    chunk as ``chunks`` yields them, never held whole; the answer closes ``chunks``
+    when it is done or cut short. HTTP only: an operation answering one has no tool.
+    """
+
+    chunks: Iterable[bytes]
+    media_type: str
+
+
+@dataclass(frozen=True)
 class Listing:
     """A cursor-paged list: the call returns a ``Page``, ``render`` renders one row.
 
@@ -176,10 +187,12 @@ class Listing:
 @dataclass(frozen=True)
 class Described:
     """An OpenAPI answer without a model of its own: a description, and whether its
-    body is the error envelope."""
+    body is the error envelope, or ``text`` of the media type its answer names
+    (``(200, "application/x-ndjson")``: a string of that type)."""
 
     description: str
     error: bool = False
+    text: bool = False
 
 
 @dataclass(frozen=True)
@@ -229,10 +242,11 @@ class Operation:
 
     ``call(given, context)`` is the one service or selector, adapted to the
     validated inputs; ``render(result)`` gives the wire body (a JSON value, a
-    ``Text``, a ``Streamed``, or None for no body; for a ``listing`` it renders
-    one row). ``status`` and ``headers`` may depend on the result (201 on create,
-    ``ETag``, ``Location``). ``path_from`` rewrites the route's captured values
-    before validation (a route whose suffix belongs to an identity).
+    ``Text``, a ``Streamed``, a ``ByteStream``, or None for no body; for a
+    ``listing`` it renders one row). ``status`` and ``headers`` may depend on the
+    result (201 on create, ``ETag``, ``Location``). ``path_from`` rewrites the
+    route's captured values before validation (a route whose suffix belongs to an
+    identity).
     """
 
     operation_id: str

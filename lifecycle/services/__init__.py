@@ -1,15 +1,18 @@
 """Lifecycle writes. Every service owns its transaction (purge: one per batch)."""
 
 from .closures import session_close
+from .exports import export_record_write, scope_export
 from .holds import hold_release, hold_set
 from .purge import PurgeResult, purge_run
 from .redaction import source_redact
 
 __all__ = [
     "PurgeResult",
+    "export_record_write",
     "hold_release",
     "hold_set",
     "purge_run",
+    "scope_export",
     "session_close",
     "source_redact",
 ]

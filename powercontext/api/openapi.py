@@ -139,7 +139,8 @@ def documented(
 
     ``answers`` map a status (or a ``(status, media type)`` pair) to a model, to
     ``str`` (a text answer) or to ``Described`` (no model of its own; the error
-    envelope with ``error=True``).
+    envelope with ``error=True``, a string of the pair's media type with
+    ``text=True``).
     """
     found: list[OpenApiParameter] = []
     if path is not None:
@@ -162,7 +163,11 @@ def _answer(answer: Any) -> Any:
     if answer is str:
         return OpenApiTypes.STR
     if isinstance(answer, Described):
-        serializer = ErrorResponseSerializer if answer.error else None
+        serializer: Any = None
+        if answer.error:
+            serializer = ErrorResponseSerializer
+        elif answer.text:
+            serializer = OpenApiTypes.STR
         return OpenApiResponse(serializer, description=answer.description)
     return answer
 

@@ -18,7 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from django.http import HttpResponse, HttpResponseBase, HttpResponseNotModified
+from django.http import (
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseNotModified,
+    StreamingHttpResponse,
+)
 from django.urls import URLPattern, path, re_path
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
@@ -26,7 +31,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from powercontext.db.replica import reads_from_replica
-from powercontext.operations import Context, Given, Operation, Streamed, Text
+from powercontext.operations import (
+    ByteStream,
+    Context,
+    Given,
+    Operation,
+    Streamed,
+    Text,
+)
 from powercontext.principals import Principal, Role
 
 from .cursors import Walk
@@ -90,6 +102,10 @@ def respond(operation: Operation, result: Any, walk: Walk | None) -> HttpRespons
     if isinstance(body, Streamed):
         response = StreamedJSONResponse(
             body.items, body.render, body.tail, status=status
+        )
+    elif isinstance(body, ByteStream):
+        response = StreamingHttpResponse(
+            body.chunks, status=status, content_type=body.media_type
         )
     elif isinstance(body, Text):
         response = HttpResponse(

@@ -306,6 +306,7 @@ MATRIX: dict[tuple[str, str], Row] = {
         _scope("/purge"),
         lambda world: {"older_than_seconds": 0, "dry_run": True},
     ),
+    ("scope-export", "get"): Row(DECLARED, _scope("/export")),
     ("source-redact", "get"): Row(DECLARED, _scope("/sources/content/c-2/redact")),
     ("source-redact", "post"): Row(
         DECLARED, _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}

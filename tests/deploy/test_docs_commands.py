@@ -104,6 +104,21 @@ OPERATIONS_OUTCOMES = {
     "prune_envelope_revisions": "",
     "purge_working_notes --older-than 30d --dry-run": "",
     "purge_working_notes --older-than 30d": "",
+    "export_scope scp_0123... --output /srv/backup/scope.ndjson": (
+        "CommandError: No scope 'scp_0123...' here."
+    ),
+    "verify_bundle /srv/backup/scope.ndjson": (
+        "CommandError: /srv/backup/scope.ndjson cannot be read "
+        "(No such file or directory)."
+    ),
+    "import_bundle /srv/backup/scope.ndjson --dry-run": (
+        "CommandError: /srv/backup/scope.ndjson cannot be read "
+        "(No such file or directory)."
+    ),
+    "import_bundle /srv/backup/scope.ndjson": (
+        "CommandError: /srv/backup/scope.ndjson cannot be read "
+        "(No such file or directory)."
+    ),
 }
 
 

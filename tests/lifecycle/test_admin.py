@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from lifecycle.models import LegalHold, LegalHoldRelease, PurgeRun, Redaction
+from lifecycle.models import (
+    ExportRecord,
+    LegalHold,
+    LegalHoldRelease,
+    PurgeRun,
+    Redaction,
+)
 from sources.models import ContentSource, SessionClosure
 from tests.conftest import ApiClient
 from tests.lifecycle.helpers import close, hold, note, purge, redact, release
@@ -19,6 +25,7 @@ MODELS = {
     "lifecycle/legalholdrelease": LegalHoldRelease,
     "lifecycle/purgerun": PurgeRun,
     "lifecycle/redaction": Redaction,
+    "lifecycle/exportrecord": ExportRecord,
 }
 
 
@@ -30,6 +37,7 @@ def actions(api: ApiClient, scope_id: str) -> str:
     release(api, scope_id, hold_id)
     purge(api, scope_id, dry_run=True)
     redact(api, scope_id, "n-1")
+    assert api.get(f"/v1/scopes/{scope_id}/export").status_code == 200
     return scope_id
 
 
