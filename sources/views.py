@@ -1,5 +1,6 @@
 """Registry views, in order: scopes, capture, Source reads, audit and attempts; last,
-the legacy Memory routes (``sources.memory``), which validate, authorize and refuse.
+the legacy Memory routes (``sources.memory``): remember, list, search and read are
+served from the scope's Memory records, the rest validate, authorize and refuse.
 Each parses, authorizes and calls a service or selector."""
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from .inputs import (
 from .renderers import (
     attempt_item,
     audit_record,
+    memory_hit,
+    memory_record,
     receipt_body,
     scope_descriptor,
     source_record,
@@ -328,22 +331,133 @@ class SourceAttemptsView(APIView):
 # The legacy Memory routes.
 #
 # Each route validates its body with the reference's request model (so a malformed
-# request gets the reference's error items), then refuses it. Routes whose refusal
-# the reference gives without looking at the scope need only a valid token; the
-# others are authorized on the scope they name, as every scoped operation is.
+# request gets the reference's error items). Remember, the entry list, the search
+# and the read by ``target`` are served from the scope's Memory records; the other
+# operations are refused (``sources.memory``). Routes whose refusal the reference
+# gives without looking at the scope need only a valid token; the others are
+# authorized on the scope they name, as every scoped operation is.
 
 MEMORY = ["memory"]
 REFUSED = OpenApiResponse(
     ErrorResponseSerializer,
     description=(
-        "Always, after the checks above: `legacy_memory_operation_unsupported` for "
-        "the operations the reference refuses, `operation_not_supported` for the "
-        "Memory features this service does not have."
+        "`legacy_memory_operation_unsupported` for the legacy collection requests "
+        "the reference refuses, `operation_not_supported` for the Memory features "
+        "this service does not have (docs/api.md, Memory)."
     ),
 )
 
-# How an operation's valid request is refused: (legacy refusal or None, whether the
-# scope is looked up first).
+
+class RememberMemoryView(APIView):
+    @documented(
+        "remember_memory",
+        tags=MEMORY,
+        body=inputs.RememberMemory,
+        answers={200: schemas.MemoryMutation, 422: REFUSED},
+        errors=(404,),
+    )
+    def post(self, request: Request) -> Response:
+        data = parse_body(inputs.RememberMemory, request)
+        authorize(principal_of(request), data.scope_id, Role.CONTRIBUTOR)
+        if data.expected_revision is not None:
+            memory.memory_operation_refuse(
+                operation="remember_memory",
+                scope_id=data.scope_id,
+                legacy=memory.REVISION_PRECONDITION,
+            )
+        record = services.memory_remember(
+            principal=principal_of(request),
+            request_id=request_id_of(request),
+            scope_id=data.scope_id,
+            kind=data.kind,
+            text=data.text,
+            reason=data.reason,
+        )
+        return Response({"changed": True, "records": [memory_record(record)]})
+
+
+def _tags(tag_filter: inputs.TagFilter | None) -> list[str] | None:
+    return None if tag_filter is None else tag_filter.tags
+
+
+class SearchMemoryView(APIView):
+    @documented(
+        "search_memory",
+        tags=MEMORY,
+        body=inputs.SearchMemory,
+        answers={200: schemas.MemorySearchResult, 422: REFUSED},
+        errors=(404,),
+    )
+    @reads_from_replica
+    def post(self, request: Request) -> Response:
+        data = parse_body(inputs.SearchMemory, request)
+        authorize(principal_of(request), data.scope_id, Role.VIEWER)
+        if data.mode in ("vector", "hybrid"):  # needs embeddings: none here
+            memory.memory_operation_refuse(
+                operation="search_memory",
+                scope_id=data.scope_id,
+                legacy=None,
+            )
+        hits = selectors.memory_search(
+            scope_id=data.scope_id,
+            query=data.query,
+            limit=data.limit,
+            tags=_tags(data.tag_filter),
+        )
+        return Response({"mode": "text", "hits": [memory_hit(hit) for hit in hits]})
+
+
+class ListMemoryEntriesView(APIView):
+    @documented(
+        "list_memory_entries",
+        tags=MEMORY,
+        body=inputs.ListMemoryEntries,
+        answers={200: schemas.MemoryEntryPage},
+        errors=(400, 404, 410),
+    )
+    @reads_from_replica
+    def post(self, request: Request) -> Response:
+        data = parse_body(inputs.ListMemoryEntries, request)
+        authorize(principal_of(request), data.scope_id, Role.VIEWER)
+        tags = _tags(data.tag_filter)
+        # include_inactive changes nothing: every record here is active.
+        walk = Walk.of("memory", data.scope_id, tags)
+        page = selectors.memory_page(
+            scope_id=data.scope_id,
+            position=walk.position(data.cursor),
+            limit=data.limit,
+            tags=tags,
+        )
+        return Response(
+            {
+                "entries": [memory_record(row) for row in page.items],
+                "next_cursor": walk.cursor(page),
+            }
+        )
+
+
+class GetMemoryEntryView(APIView):
+    @documented(
+        "get_memory_entry",
+        tags=MEMORY,
+        body=inputs.GetMemoryEntry,
+        answers={422: REFUSED},
+        errors=(404,),
+    )
+    def post(self, request: Request) -> Response:
+        data = parse_body(inputs.GetMemoryEntry, request)
+        authorize(principal_of(request), data.scope_id, Role.VIEWER)
+        if data.citation is not None:
+            memory.memory_operation_refuse(
+                operation="get_memory_entry",
+                scope_id=data.scope_id,
+                legacy=memory.CITATION_READ,
+            )
+        memory.legacy_entry_get(scope_id=data.scope_id)
+
+
+# How a refused operation's valid request is refused: (legacy refusal or None,
+# whether the scope is looked up first).
 Refusal = Callable[[Any], tuple[memory.LegacyOperation | None, bool]]
 
 
@@ -383,23 +497,9 @@ def _unsupported(data: Any) -> tuple[None, bool]:
     return None, True
 
 
-def _remember(
-    data: inputs.RememberMemory,
-) -> tuple[memory.LegacyOperation | None, bool]:
-    legacy = None if data.expected_revision is None else memory.REVISION_PRECONDITION
-    return legacy, True
-
-
-def _entry_get(
-    data: inputs.GetMemoryEntry,
-) -> tuple[memory.LegacyOperation | None, bool]:
-    return (memory.CITATION_READ if data.citation is not None else None), True
-
-
-# (route, operation id, model, role on the named scope or None, refusal)
-MEMORY_ROUTES: list[tuple[str, str, type[StrictInput], Role | None, Refusal]] = [
-    ("remember", "remember_memory", inputs.RememberMemory, Role.CONTRIBUTOR, _remember),
-    ("search", "search_memory", inputs.SearchMemory, Role.VIEWER, _unsupported),
+# The refused operations: (route, operation id, model, role on the named scope or
+# None, refusal).
+MEMORY_REFUSED: list[tuple[str, str, type[StrictInput], Role | None, Refusal]] = [
     ("flush", "flush_memory", inputs.MemoryScope, Role.CONTRIBUTOR, _unsupported),
     (
         "capacity",
@@ -408,14 +508,6 @@ MEMORY_ROUTES: list[tuple[str, str, type[StrictInput], Role | None, Refusal]] = 
         None,
         _always(memory.CAPACITY),
     ),
-    (
-        "entries/list",
-        "list_memory_entries",
-        inputs.ListMemoryEntries,
-        Role.VIEWER,
-        _unsupported,
-    ),
-    ("entries/get", "get_memory_entry", inputs.GetMemoryEntry, Role.VIEWER, _entry_get),
     (
         "entries/revise",
         "revise_memory_entry",
@@ -439,7 +531,13 @@ MEMORY_ROUTES: list[tuple[str, str, type[StrictInput], Role | None, Refusal]] = 
     ),
 ]
 # (path under /v1/memory/, route name suffix, view)
-MEMORY_ROUTE_VIEWS = [
-    (route, route.replace("/", "-"), _memory_view(operation_id, model, role, refusal))
-    for route, operation_id, model, role, refusal in MEMORY_ROUTES
+MEMORY_ROUTE_VIEWS: list[tuple[str, str, type[APIView]]] = [
+    ("remember", "remember", RememberMemoryView),
+    ("search", "search", SearchMemoryView),
+    ("entries/list", "entries-list", ListMemoryEntriesView),
+    ("entries/get", "entries-get", GetMemoryEntryView),
+    *(
+        (route, route.replace("/", "-"), _memory_view(operation, model, role, refusal))
+        for route, operation, model, role, refusal in MEMORY_REFUSED
+    ),
 ]
