@@ -1126,13 +1126,8 @@ export interface components {
             } | null;
             /** Scope Id */
             scope_id: string;
-            /**
-             * Target
-             * @default null
-             */
-            target?: {
-                [key: string]: unknown;
-            } | null;
+            /** @default null */
+            target?: components["schemas"]["LegacyMemoryTargetRequest"] | null;
         };
         /**
          * GrantInput
@@ -1470,6 +1465,26 @@ export interface components {
             /** Reason */
             reason: string;
         };
+        /**
+         * LegacyMemoryTarget
+         * @description An entry of a legacy Memory collection, by its logical identity.
+         */
+        LegacyMemoryTargetRequest: {
+            /** Artifact Id */
+            artifact_id: string;
+            /** Entry Id */
+            entry_id: string;
+            /**
+             * Family
+             * @constant
+             */
+            family: "memory";
+            /**
+             * Type
+             * @constant
+             */
+            type: "memory_entry";
+        };
         /** LegalHold */
         LegalHold: {
             /** Hold Id */
@@ -1528,13 +1543,68 @@ export interface components {
             limit?: number;
             /** Scope Id */
             scope_id: string;
+            /** @default null */
+            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
+        };
+        /** @enum {string} */
+        MatchEnum: "all" | "any";
+        /** MemoryArtifact */
+        MemoryArtifact: {
             /**
-             * Tag Filter
-             * @default null
+             * Artifact Id
+             * @description `art_` + 32 hex digits.
              */
-            tag_filter?: {
-                [key: string]: unknown;
-            } | null;
+            artifact_id: string;
+            /**
+             * Family
+             * @constant
+             */
+            family: "atomic-memory";
+            /**
+             * Revision
+             * @constant
+             */
+            revision: 1;
+        };
+        /** MemoryEntryPage */
+        MemoryEntryPage: {
+            /** Entries */
+            entries: components["schemas"]["MemoryRecordBody"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /** MemoryMutation */
+        MemoryMutation: {
+            /**
+             * Changed
+             * @constant
+             */
+            changed: true;
+            /** Records */
+            records: components["schemas"]["MemoryRecordBody"][];
+        };
+        /** MemoryRecordBody */
+        MemoryRecordBody: {
+            artifact: components["schemas"]["MemoryArtifact"];
+            /** Kind */
+            kind: string;
+            /** Merged Into Id */
+            merged_into_id: null;
+            /**
+             * State
+             * @constant
+             */
+            state: "active";
+            /**
+             * State Version
+             * @constant
+             */
+            state_version: 0;
+            /**
+             * Text
+             * @description As stored: trimmed, Unicode NFC.
+             */
+            text: string;
         };
         /**
          * MemoryScope
@@ -1543,6 +1613,27 @@ export interface components {
         MemoryScopeRequest: {
             /** Scope Id */
             scope_id: string;
+        };
+        /** MemorySearchHit */
+        MemorySearchHit: {
+            /** Matched By */
+            matched_by: "text"[];
+            memory: components["schemas"]["MemoryRecordBody"];
+            /**
+             * Score
+             * @description 1 / (60 + rank), rank from 1.
+             */
+            score: number;
+        };
+        /** MemorySearchResult */
+        MemorySearchResult: {
+            /** Hits */
+            hits: components["schemas"]["MemorySearchHit"][];
+            /**
+             * Mode
+             * @constant
+             */
+            mode: "text";
         };
         /** MintedToken */
         MintedToken: {
@@ -1850,13 +1941,8 @@ export interface components {
             query: string;
             /** Scope Id */
             scope_id: string;
-            /**
-             * Tag Filter
-             * @default null
-             */
-            tag_filter?: {
-                [key: string]: unknown;
-            } | null;
+            /** @default null */
+            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
         };
         /**
          * SessionClose
@@ -1929,6 +2015,19 @@ export interface components {
         };
         /** @enum {string} */
         StateEnum: "active" | "expired" | "closed" | "purged";
+        /**
+         * TagFilter
+         * @description Records holding all (or any) of ``tags``.
+         */
+        TagFilterRequest: {
+            /**
+             * Match
+             * @default all
+             */
+            match?: components["schemas"]["MatchEnum"];
+            /** Tags */
+            tags: string[];
+        };
         /** TokenDescriptor */
         TokenDescriptor: {
             /**
@@ -2716,7 +2815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2794,7 +2893,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2881,7 +2980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2923,6 +3022,23 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryEntryPage"];
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -2950,6 +3066,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The cursor has expired (`cursor_expired`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Body over the size limit (`request_too_large`). */
             413: {
                 headers: {
@@ -2968,7 +3093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description Schema violation or domain rule (`invalid_request`). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3046,7 +3171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3124,7 +3249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3211,7 +3336,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3253,6 +3378,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryMutation"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3298,7 +3431,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3340,6 +3473,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySearchResult"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3385,7 +3526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
