@@ -13,7 +13,7 @@ from pydantic import Field
 from powercontext.inputs import DateTime, Identity, SourceId, StrictInput
 from sources.inputs import NoteKind
 
-from .services import DEFAULT_NOTE_KIND, NotesCapture
+from .captures import DEFAULT_NOTE_KIND, NotesCapture
 
 
 class SessionPath(StrictInput):

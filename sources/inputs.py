@@ -29,7 +29,7 @@ from powercontext.inputs import (
 )
 
 from .availability import Availability
-from .selectors.audit import AuditFilters
+from .filters import AuditFilters
 
 SCOPE_QUERY_FIELDS = ("scope_id", "title", "summary", "external_reference_value")
 NoteKind = Literal[

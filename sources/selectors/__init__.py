@@ -1,7 +1,7 @@
 """Reads from the registry, always filtered by scope (``scopes``, ``records``,
 ``audit``)."""
 
-from .audit import AuditFilters, attempt_page, audit_get, audit_page
+from .audit import attempt_page, audit_get, audit_page
 from .closures import session_closure_find, session_closures
 from .memory import MemoryHit, memory_page, memory_search
 from .records import (
@@ -25,7 +25,6 @@ from .scopes import (
 
 __all__ = [
     "DEFAULT_SCOPE_KEY",
-    "AuditFilters",
     "MemoryHit",
     "ScopeView",
     "SourceIdentity",

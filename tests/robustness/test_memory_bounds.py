@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -279,21 +282,79 @@ def test_a_refused_large_body_is_answered_unread_and_says_when_to_retry(
     service: Service, scope_id: str
 ) -> None:
     """With every large-body slot of a worker taken, another large body gets
-    ``503 server_busy`` with ``Retry-After`` at once."""
+    ``503 server_busy`` with ``Retry-After`` before any more of it is sent.
+
+    Each connection sends the headers of a large body and its first kilobyte,
+    then stops: one that took a slot holds it, its thread waiting for the rest.
+    One connection more than there are slots in all workers meets a worker whose
+    slots are all held, and that worker must answer it from the headers alone.
+    The clock plays no part: a server that read the body before refusing would
+    never answer, and the wait below would end empty.
+    """
     _, path, body = adversarial_bodies(scope_id)["array of 0"]
-
-    def send(_: int) -> httpx.Response:
-        with service.client(timeout=120) as client:
-            return client.post(
-                path, content=body, headers={"Content-Type": "application/json"}
+    slots = WORKERS * max(1, THREADS - 1)
+    head = (
+        f"POST {path} HTTP/1.1\r\n"
+        f"Host: {service.url.removeprefix('http://')}\r\n"
+        f"Authorization: Bearer {service.token}\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body[:1024]
+    host, port = service.url.removeprefix("http://").split(":")
+    with contextlib.ExitStack() as held:
+        connections = []
+        for _ in range(slots + 1):
+            connection = held.enter_context(
+                socket.create_connection((host, int(port)), timeout=30)
             )
+            connection.sendall(head)
+            connections.append(connection)
+            time.sleep(0.05)
+        answered, _, _ = select.select(connections, [], [], 30)
+        assert answered, "no worker answered a large body it had no slot for"
+        status, headers, payload = read_response(answered[0])
 
-    with concurrent.futures.ThreadPoolExecutor(WORKERS * THREADS) as pool:
-        responses = list(pool.map(send, range(WORKERS * THREADS)))
-    busy = [response for response in responses if response.status_code == 503]
+    assert status == 503, payload
+    assert json.loads(payload)["error"]["code"] == "server_busy"
+    assert headers["retry-after"] == "1"
 
-    assert busy, [response.status_code for response in responses]
-    for response in busy:
-        assert response.json()["error"]["code"] == "server_busy"
-        assert response.headers["Retry-After"] == "1"
-        assert response.elapsed.total_seconds() < 1.0
+
+def read_response(connection: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers (lower-cased names) and body of one HTTP/1.1 response,
+    sent with a ``Content-Length`` or chunked."""
+    received = b""
+
+    def until(marker: bytes) -> bytes:
+        nonlocal received
+        while marker not in received:
+            chunk = connection.recv(65536)
+            assert chunk, f"connection closed mid-response: {received!r}"
+            received += chunk
+        part, _, received = received.partition(marker)
+        return part
+
+    def exactly(size: int) -> bytes:
+        nonlocal received
+        while len(received) < size:
+            chunk = connection.recv(65536)
+            assert chunk, f"connection closed mid-body: {received!r}"
+            received += chunk
+        part, received = received[:size], received[size:]
+        return part
+
+    status_line, *lines = until(b"\r\n\r\n").decode("latin-1").split("\r\n")
+    headers = {
+        name.strip().lower(): value.strip()
+        for name, _, value in (line.partition(":") for line in lines)
+    }
+    if headers.get("transfer-encoding") != "chunked":
+        return (
+            int(status_line.split()[1]),
+            headers,
+            exactly(int(headers["content-length"])),
+        )
+    payload = b""
+    while size := int(until(b"\r\n").split(b";")[0], 16):
+        payload += exactly(size)
+        until(b"\r\n")
+    return int(status_line.split()[1]), headers, payload
