@@ -174,14 +174,18 @@ class Listing:
     """A cursor-paged list: the call returns a ``Page``, ``render`` renders one row.
 
     ``kind`` and ``bound_to(given)`` bind the list's cursors (a cursor of another
-    list, scope or filter set is refused); ``cursor`` names the query field that
-    carries it. ``stream`` writes the page item by item (stored content).
+    list, scope or filter set is refused); ``cursor`` names the field of the query
+    (or, with ``cursor_in="body"``, of the body) that carries it. ``items`` names
+    the answer's list of rows (``{<items>: [...], "next_cursor": ...}``).
+    ``stream`` writes the page item by item (stored content; as ``items``).
     """
 
     kind: str
     bound_to: Callable[[Given], tuple[Any, ...]]
     stream: bool = False
     cursor: str = "cursor"
+    cursor_in: Literal["query", "body"] = "query"
+    items: str = "items"
 
 
 @dataclass(frozen=True)

@@ -214,13 +214,30 @@ class SourceAuditQuery(PageQuery):
         )
 
 
-# --- Memory (the reference client's legacy operations, all refused) ------------------
+# --- Memory (the reference client's legacy operations) --------------------------------
 # The reference's request models, field for field, so a malformed request gets the
-# same error items; ``sources.memory`` then refuses every valid one.
+# same error items; ``sources.memory`` refuses the legacy ones.
 
 MemoryKind = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 MemoryText = Annotated[str, StringConstraints(min_length=1)]
 MemoryReason = Annotated[str, StringConstraints(max_length=512)]
+MemoryTag = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class TagFilter(StrictInput):
+    """Records holding all (or any) of ``tags``."""
+
+    tags: Annotated[list[MemoryTag], Field(min_length=1, max_length=16)]
+    match: Literal["all", "any"] = "all"
+
+
+class LegacyMemoryTarget(StrictInput):
+    """An entry of a legacy Memory collection, by its logical identity."""
+
+    type: Literal["memory_entry"]
+    family: Literal["memory"]
+    artifact_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    entry_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
 
 class MemoryScope(StrictInput):
@@ -238,7 +255,7 @@ class RememberMemory(StrictInput):
 
 
 class SearchMemory(StrictInput):
-    tag_filter: dict[str, Any] | None = None
+    tag_filter: TagFilter | None = None
     scope_id: Identity
     query: Annotated[str, StringConstraints(min_length=1, max_length=8192)]
     limit: Annotated[int, Field(ge=1, le=50)] = 10
@@ -246,7 +263,7 @@ class SearchMemory(StrictInput):
 
 
 class ListMemoryEntries(StrictInput):
-    tag_filter: dict[str, Any] | None = None
+    tag_filter: TagFilter | None = None
     scope_id: Identity
     include_inactive: bool = False
     limit: Annotated[int, Field(ge=1, le=100)] = 50
@@ -256,7 +273,7 @@ class ListMemoryEntries(StrictInput):
 class GetMemoryEntry(StrictInput):
     scope_id: Identity
     citation: dict[str, Any] | None = None
-    target: dict[str, Any] | None = None
+    target: LegacyMemoryTarget | None = None
 
     def cross_field_errors(self) -> Iterable[tuple[Loc, str, str]]:
         present = [

@@ -1,15 +1,19 @@
-"""The reference client's legacy Memory operations (``/v1/memory/*``): refused.
+"""The reference client's legacy Memory operations (``/v1/memory/*``): which are
+served, and the refusals of the others.
 
-This service keeps no Memory. The reference answers several of these operations
+This service keeps Memory records (``remember_memory`` stores one; the entry list,
+the text search and the exact read by legacy ``target`` read them: docs/api.md,
+"Memory"). The reference answers the legacy collection operations (capacity,
+changes, revise, retire, citation reads, remember with a revision precondition)
 with ``422 legacy_memory_operation_unsupported`` and a fixed ``details`` object
 naming the operation, the alternatives and an instruction; those are answered here
 with the same body, so a client written against the reference reads the same
-refusal. The operations the reference still serves (remember without a revision
-precondition, search, flush, entry list, entry read by ``target``) are Memory
-features this service does not have: ``422 operation_not_supported``, the
-reference's code for an operation a server does not offer, with the same
-``{kind, name, operation}`` details. The wording of both is the reference's, as a
-client matches on it.
+refusal. What the reference serves from features this service does not have
+(``flush_memory``: extraction of Memory from Sources; vector and hybrid search:
+embeddings) is ``422 operation_not_supported``, the reference's code for an
+operation a server does not offer, with the same ``{kind, name, operation}``
+details. The wording of the legacy refusal is the reference's, as a client matches
+on it.
 """
 
 from __future__ import annotations
@@ -96,11 +100,11 @@ class LegacyMemoryOperationUnsupported(DomainError):
 
 
 class OperationNotSupported(DomainError):
-    """A Memory operation the reference serves and this service does not have."""
+    """A Memory feature the reference serves and this service does not have."""
 
     status_code = 422
     code = "operation_not_supported"
-    message = "This server keeps no Memory: the operation is not supported."
+    message = "This server does not support this Memory operation."
 
     def __init__(self, operation: str) -> None:
         super().__init__(
@@ -112,10 +116,18 @@ class OperationNotSupported(DomainError):
         )
 
 
+class MemoryEntryNotFound(DomainError):
+    """A legacy Memory entry named by ``target``: none exists here."""
+
+    status_code = 404
+    code = "not_found"
+    message = "The requested value was not found."
+
+
 def memory_operation_refuse(
     *, operation: str, scope_id: str | None, legacy: LegacyOperation | None
 ) -> NoReturn:
-    """Refuse a Memory operation: there is no Memory here.
+    """Refuse a Memory operation this service does not serve.
 
     With ``scope_id``, raises ``ScopeNotFound`` first when it names no scope (the
     reference looks the scope up for these operations, and not for the others).
@@ -127,3 +139,15 @@ def memory_operation_refuse(
     if legacy is not None:
         raise LegacyMemoryOperationUnsupported(legacy)
     raise OperationNotSupported(operation)
+
+
+def legacy_entry_get(*, scope_id: str) -> NoReturn:
+    """Read a legacy Memory entry by its logical identity (``target``).
+
+    The reference resolves such a target to the entry migrated from a legacy Memory
+    collection. This service never kept legacy collections, so no target names an
+    entry (a remembered record is read through the list or the search): raises
+    ``ScopeNotFound`` when the scope does not exist, else ``MemoryEntryNotFound``.
+    """
+    scope_require(scope_id=scope_id)
+    raise MemoryEntryNotFound()

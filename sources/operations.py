@@ -1,5 +1,6 @@
 """The registry's operations, in order: scopes, capture, Source reads, audit and
-attempts; last, the legacy Memory routes (``sources.memory``), which validate,
+attempts; last, the legacy Memory routes (``sources.memory``): remember, list,
+search and read are served from the scope's Memory records, the rest validate,
 authorize and refuse.
 
 Each is declared once (``powercontext.operations``): its view, route, OpenAPI
@@ -50,6 +51,8 @@ from .inputs import (
 from .renderers import (
     attempt_item,
     audit_record,
+    memory_hit,
+    memory_record,
     receipt_body,
     scope_descriptor,
     source_record,
@@ -485,20 +488,145 @@ AUDIT_OPERATIONS: tuple[Operation, ...] = (
 # --- The legacy Memory routes ---------------------------------------------------------
 #
 # Each route validates its body with the reference's request model (so a malformed
-# request gets the reference's error items), then refuses it. Routes whose refusal
-# the reference gives without looking at the scope need only a valid token; the
-# others are authorized on the scope they name, as every scoped operation is.
+# request gets the reference's error items). Remember, the entry list, the search
+# and the read by ``target`` are served from the scope's Memory records; the other
+# operations are refused (``sources.memory``). Routes whose refusal the reference
+# gives without looking at the scope need only a valid token; the others are
+# authorized on the scope they name, as every scoped operation is.
 
 MEMORY = ("memory",)
 REFUSED = Described(
-    "Always, after the checks above: `legacy_memory_operation_unsupported` for "
-    "the operations the reference refuses, `operation_not_supported` for the "
-    "Memory features this service does not have.",
+    "`legacy_memory_operation_unsupported` for the legacy collection requests "
+    "the reference refuses, `operation_not_supported` for the Memory features "
+    "this service does not have (docs/api.md, Memory).",
     error=True,
 )
 
-# How an operation's valid request is refused: (legacy refusal or None, whether the
-# scope is looked up first).
+
+def _memory_route(route: str) -> Route:
+    return Route(f"memory-{route.replace('/', '-')}", f"memory/{route}")
+
+
+def _tags(tag_filter: inputs.TagFilter | None) -> list[str] | None:
+    return None if tag_filter is None else tag_filter.tags
+
+
+def _remember(given: Given, context: Context) -> Any:
+    data = given.body
+    if data.expected_revision is not None:
+        memory.memory_operation_refuse(
+            operation="remember_memory",
+            scope_id=data.scope_id,
+            legacy=memory.REVISION_PRECONDITION,
+        )
+    return services.memory_remember(
+        principal=context.principal,
+        request_id=context.request_id,
+        scope_id=data.scope_id,
+        kind=data.kind,
+        text=data.text,
+        reason=data.reason,
+    )
+
+
+def _search(given: Given, context: Context) -> list[selectors.MemoryHit]:
+    data = given.body
+    if data.mode in ("vector", "hybrid"):  # needs embeddings: none here
+        memory.memory_operation_refuse(
+            operation="search_memory", scope_id=data.scope_id, legacy=None
+        )
+    return selectors.memory_search(
+        scope_id=data.scope_id,
+        query=data.query,
+        limit=data.limit,
+        tags=_tags(data.tag_filter),
+    )
+
+
+def _entry_page(given: Given, context: Context) -> Page[Any]:
+    data = given.body
+    # include_inactive changes nothing: every record here is active.
+    return selectors.memory_page(
+        scope_id=data.scope_id,
+        position=context.position,
+        limit=data.limit,
+        tags=_tags(data.tag_filter),
+    )
+
+
+def _entry_get(given: Given, context: Context) -> None:
+    data = given.body
+    if data.citation is not None:
+        memory.memory_operation_refuse(
+            operation="get_memory_entry",
+            scope_id=data.scope_id,
+            legacy=memory.CITATION_READ,
+        )
+    memory.legacy_entry_get(scope_id=data.scope_id)
+
+
+SERVED_MEMORY_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "remember_memory",
+        "POST",
+        _memory_route("remember"),
+        on_scope(Role.CONTRIBUTOR, scope_from="body"),
+        _remember,
+        lambda record: {"changed": True, "records": [memory_record(record)]},
+        MEMORY,
+        body=inputs.RememberMemory,
+        answers={200: schemas.MemoryMutation, 422: REFUSED},
+        errors=(404,),
+    ),
+    Operation(
+        "search_memory",
+        "POST",
+        _memory_route("search"),
+        on_scope(Role.VIEWER, scope_from="body"),
+        _search,
+        lambda hits: {"mode": "text", "hits": [memory_hit(hit) for hit in hits]},
+        MEMORY,
+        body=inputs.SearchMemory,
+        answers={200: schemas.MemorySearchResult, 422: REFUSED},
+        errors=(404,),
+        replica=True,
+    ),
+    Operation(
+        "list_memory_entries",
+        "POST",
+        _memory_route("entries/list"),
+        on_scope(Role.VIEWER, scope_from="body"),
+        _entry_page,
+        memory_record,
+        MEMORY,
+        body=inputs.ListMemoryEntries,
+        listing=Listing(
+            "memory",
+            lambda given: (given.body.scope_id, _tags(given.body.tag_filter)),
+            cursor_in="body",
+            items="entries",
+        ),
+        answers={200: schemas.MemoryEntryPage},
+        errors=(400, 404, 410),
+        replica=True,
+    ),
+    Operation(
+        "get_memory_entry",
+        "POST",
+        _memory_route("entries/get"),
+        on_scope(Role.VIEWER, scope_from="body"),
+        _entry_get,
+        lambda nothing: nothing,
+        MEMORY,
+        body=inputs.GetMemoryEntry,
+        answers={422: REFUSED},
+        errors=(404,),
+    ),
+)
+
+
+# How a refused operation's valid request is refused: (legacy refusal or None,
+# whether the scope is looked up first).
 Refusal = Callable[[Any], tuple[memory.LegacyOperation | None, bool]]
 
 
@@ -510,20 +638,7 @@ def _unsupported(data: Any) -> tuple[None, bool]:
     return None, True
 
 
-def _remember(
-    data: inputs.RememberMemory,
-) -> tuple[memory.LegacyOperation | None, bool]:
-    legacy = None if data.expected_revision is None else memory.REVISION_PRECONDITION
-    return legacy, True
-
-
-def _entry_get(
-    data: inputs.GetMemoryEntry,
-) -> tuple[memory.LegacyOperation | None, bool]:
-    return (memory.CITATION_READ if data.citation is not None else None), True
-
-
-def _memory_operation(
+def _refused_operation(
     route: str,
     operation_id: str,
     model: type[StrictInput],
@@ -541,7 +656,7 @@ def _memory_operation(
     return Operation(
         operation_id,
         "POST",
-        Route(f"memory-{route.replace('/', '-')}", f"memory/{route}"),
+        _memory_route(route),
         ANY_TOKEN if role is None else on_scope(role, scope_from="body"),
         refuse,
         lambda nothing: nothing,
@@ -552,56 +667,32 @@ def _memory_operation(
     )
 
 
-MEMORY_OPERATIONS: tuple[Operation, ...] = (
-    _memory_operation(
-        "remember",
-        "remember_memory",
-        inputs.RememberMemory,
-        Role.CONTRIBUTOR,
-        _remember,
-    ),
-    _memory_operation(
-        "search", "search_memory", inputs.SearchMemory, Role.VIEWER, _unsupported
-    ),
-    _memory_operation(
+REFUSED_MEMORY_OPERATIONS: tuple[Operation, ...] = (
+    _refused_operation(
         "flush", "flush_memory", inputs.MemoryScope, Role.CONTRIBUTOR, _unsupported
     ),
-    _memory_operation(
+    _refused_operation(
         "capacity",
         "get_memory_capacity",
         inputs.MemoryScope,
         None,
         _always(memory.CAPACITY),
     ),
-    _memory_operation(
-        "entries/list",
-        "list_memory_entries",
-        inputs.ListMemoryEntries,
-        Role.VIEWER,
-        _unsupported,
-    ),
-    _memory_operation(
-        "entries/get",
-        "get_memory_entry",
-        inputs.GetMemoryEntry,
-        Role.VIEWER,
-        _entry_get,
-    ),
-    _memory_operation(
+    _refused_operation(
         "entries/revise",
         "revise_memory_entry",
         inputs.ReviseMemoryEntry,
         None,
         _always(memory.CITATION_REVISE),
     ),
-    _memory_operation(
+    _refused_operation(
         "entries/retire",
         "retire_memory_entry",
         inputs.RetireMemoryEntry,
         None,
         _always(memory.CITATION_RETIRE),
     ),
-    _memory_operation(
+    _refused_operation(
         "changes",
         "list_memory_changes",
         inputs.ListMemoryChanges,
@@ -609,6 +700,8 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         _always(memory.CHANGES),
     ),
 )
+
+MEMORY_OPERATIONS = (*SERVED_MEMORY_OPERATIONS, *REFUSED_MEMORY_OPERATIONS)
 
 OPERATIONS: tuple[Operation, ...] = (
     *SCOPE_OPERATIONS,

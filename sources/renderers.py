@@ -9,7 +9,8 @@ from powercontext.jsonvalues import RawJSON
 from powercontext.text import format_datetime
 
 from .availability import availability_of_row
-from .selectors import ScopeView
+from .models import MemoryRecord
+from .selectors import MemoryHit, ScopeView
 from .services import Receipt
 
 
@@ -92,4 +93,28 @@ def audit_record(row: dict[str, Any], now: datetime) -> dict[str, Any]:
         "purge_run": row["purge_run"],
         "attempts_total": row["attempts_total"],
         "attempts": [attempt_item(attempt) for attempt in row["attempts"]],
+    }
+
+
+def memory_record(record: MemoryRecord) -> dict[str, Any]:
+    """A Memory record as the reference renders an Atomic Memory record."""
+    return {
+        "artifact": {
+            "family": "atomic-memory",
+            "artifact_id": record.artifact_id,
+            "revision": 1,
+        },
+        "kind": record.kind,
+        "text": record.text,
+        "state": "active",
+        "state_version": 0,
+        "merged_into_id": None,
+    }
+
+
+def memory_hit(hit: MemoryHit) -> dict[str, Any]:
+    return {
+        "memory": memory_record(hit.record),
+        "score": hit.score,
+        "matched_by": ["text"],
     }

@@ -95,3 +95,39 @@ class AuditRecord(SourceRecord):
 class AuditPage(BaseModel):
     items: list[AuditRecord]
     next_cursor: str | None
+
+
+class MemoryArtifact(BaseModel):
+    family: Literal["atomic-memory"]
+    artifact_id: str = Field(description="`art_` + 32 hex digits.")
+    revision: Literal[1]
+
+
+class MemoryRecordBody(BaseModel):
+    artifact: MemoryArtifact
+    kind: str
+    text: str = Field(description="As stored: trimmed, Unicode NFC.")
+    state: Literal["active"]
+    state_version: Literal[0]
+    merged_into_id: None
+
+
+class MemoryMutation(BaseModel):
+    changed: Literal[True]
+    records: list[MemoryRecordBody] = Field(min_length=1, max_length=1)
+
+
+class MemoryEntryPage(BaseModel):
+    entries: list[MemoryRecordBody]
+    next_cursor: str | None
+
+
+class MemorySearchHit(BaseModel):
+    memory: MemoryRecordBody
+    score: float = Field(description="1 / (60 + rank), rank from 1.")
+    matched_by: list[Literal["text"]]
+
+
+class MemorySearchResult(BaseModel):
+    mode: Literal["text"]
+    hits: list[MemorySearchHit]

@@ -64,7 +64,8 @@ class Walk:
     """One walk through a list: its kind and what it is bound to.
 
     ``position`` reads the cursor a request sent (None on the first page);
-    ``body`` renders a page as ``{"items", "next_cursor"}``.
+    ``body`` renders a page as ``{"items", "next_cursor"}`` (or another
+    name for the items).
     """
 
     kind: str
@@ -95,6 +96,9 @@ class Walk:
             kind=self.kind, binding=self.binding, position=page.next_position
         )
 
-    def body(self, page: Page[Row], render: Callable[[Row], Any]) -> dict[str, Any]:
-        items = [render(row) for row in page.items]
-        return {"items": items, "next_cursor": self.cursor(page)}
+    def body(
+        self, page: Page[Row], render: Callable[[Row], Any], items: str = "items"
+    ) -> dict[str, Any]:
+        """``{<items>: [...], "next_cursor": ...}``."""
+        rows = [render(row) for row in page.items]
+        return {items: rows, "next_cursor": self.cursor(page)}

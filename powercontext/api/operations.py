@@ -84,7 +84,8 @@ def perform(
     if listing is None:
         return operation.call(given, context), None
     walk = Walk.of(listing.kind, *listing.bound_to(given))
-    cursor = getattr(given.query, listing.cursor)
+    carrier = given.query if listing.cursor_in == "query" else given.body
+    cursor = getattr(carrier, listing.cursor)
     context = replace(context, position=walk.position(cursor))
     return operation.call(given, context), walk
 
@@ -92,9 +93,10 @@ def perform(
 def respond(operation: Operation, result: Any, walk: Walk | None) -> HttpResponseBase:
     """The HTTP answer of ``result``: body, status and headers as declared."""
     if walk is not None:
-        if operation.listing is not None and operation.listing.stream:
+        assert operation.listing is not None, "a walk belongs to a listing"
+        if operation.listing.stream:
             return walk.stream(result, operation.render)
-        return Response(walk.body(result, operation.render))
+        return Response(walk.body(result, operation.render, operation.listing.items))
     status = operation.status_of(result)
     headers = operation.headers(result)
     body = operation.render(result)

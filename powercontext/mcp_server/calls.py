@@ -231,7 +231,10 @@ def _answer(
 ) -> types.CallToolResult:
     """The tool result of ``result``: the HTTP answer's body, rendered once."""
     if walk is not None:
-        return _json_result(walk.body(result, operation.render))
+        assert operation.listing is not None, "a walk belongs to a listing"
+        return _json_result(
+            walk.body(result, operation.render, operation.listing.items)
+        )
     body = operation.render(result)
     if isinstance(body, Streamed):
         items = [body.render(item) for item in body.items]

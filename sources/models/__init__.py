@@ -1,6 +1,8 @@
 """The sources app's models: scopes and their journal head (``scopes``), the
-registry of Sources, session closures and capture attempts (``registry``)."""
+registry of Sources, session closures and capture attempts (``registry``), and
+remembered Memory records (``memory``)."""
 
+from .memory import MemoryRecord
 from .registry import (
     CaptureAttempt,
     CaptureOutcome,
@@ -19,6 +21,7 @@ __all__ = [
     "CaptureAttempt",
     "CaptureOutcome",
     "ContentSource",
+    "MemoryRecord",
     "Scope",
     "ScopeContextReference",
     "ScopeExternalReference",

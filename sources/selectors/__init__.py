@@ -3,6 +3,7 @@
 
 from .audit import attempt_page, audit_get, audit_page
 from .closures import session_closure_find, session_closures
+from .memory import MemoryHit, memory_page, memory_search
 from .records import (
     SourceIdentity,
     Window,
@@ -24,6 +25,7 @@ from .scopes import (
 
 __all__ = [
     "DEFAULT_SCOPE_KEY",
+    "MemoryHit",
     "ScopeView",
     "SourceIdentity",
     "Window",
@@ -31,6 +33,8 @@ __all__ = [
     "audit_get",
     "audit_page",
     "default_scope_id",
+    "memory_page",
+    "memory_search",
     "scope_get",
     "scope_ids_unknown",
     "scope_list",

@@ -9,6 +9,7 @@ from .capture import (
     working_note_capture,
 )
 from .lifecycle import session_closure_record, sources_tombstone
+from .memory import memory_remember
 from .scopes import default_scope_create, scope_create
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "Receipt",
     "attempt_log",
     "default_scope_create",
+    "memory_remember",
     "scope_create",
     "session_closure_record",
     "source_capture",

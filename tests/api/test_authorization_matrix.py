@@ -233,19 +233,21 @@ MATRIX: dict[tuple[str, str], Row] = {
         lambda world: f"/v1/tokens/{world.token_id}/grants/{world.scope}",
         refused=404,
     ),
-    # The legacy Memory routes refuse every valid request (422): those the reference
-    # refuses without a scope lookup need any token, the others a grant on the scope.
+    # The legacy Memory routes: remember, search, the entry list and the read by
+    # target are served; the others refuse every valid request (422): those the
+    # reference refuses without a scope lookup need any token, the others a grant
+    # on the scope.
     ("memory-remember", "post"): Row(
         DECLARED,
         lambda world: "/v1/memory/remember",
         lambda world: {"scope_id": world.scope, "kind": "k", "text": "t"},
-        (422,),
+        (200,),
     ),
     ("memory-search", "post"): Row(
         DECLARED,
         lambda world: "/v1/memory/search",
         lambda world: {"scope_id": world.scope, "query": "q"},
-        (422,),
+        (200,),
     ),
     ("memory-flush", "post"): Row(
         DECLARED, lambda world: "/v1/memory/flush", _memory_scope, (422,)
@@ -254,7 +256,7 @@ MATRIX: dict[tuple[str, str], Row] = {
         DECLARED, lambda world: "/v1/memory/capacity", _memory_scope, (422,)
     ),
     ("memory-entries-list", "post"): Row(
-        DECLARED, lambda world: "/v1/memory/entries/list", _memory_scope, (422,)
+        DECLARED, lambda world: "/v1/memory/entries/list", _memory_scope, (200,)
     ),
     ("memory-entries-get", "post"): Row(
         DECLARED,

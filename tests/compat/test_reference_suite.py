@@ -61,7 +61,7 @@ def test_selected_and_left_out_name_tests_of_the_sdist(sdist: Path) -> None:
         assert sorted(sdist.glob(path)), f"{entry} matches no file of the sdist"
 
 
-@pytest.mark.parametrize("node", _selected())
+@pytest.mark.parametrize("node", _selected(), ids=str)
 def test_reference_test_passes_against_this_service(
     node: str, sdist: Path, live_server: Any, make_token: Callable[..., str]
 ) -> None:

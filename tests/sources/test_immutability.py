@@ -1,4 +1,5 @@
-"""Immutability of Sources and capture attempts, one test per layer (STYLE.md)."""
+"""Immutability of Sources, capture attempts and Memory records, one test per layer
+(STYLE.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from powercontext.db.immutable import ImmutableRecordError
-from sources.models import CaptureAttempt, ContentSource
+from sources.models import CaptureAttempt, ContentSource, MemoryRecord
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
@@ -19,10 +20,13 @@ def captured(api: ApiClient, scope_id: str) -> ContentSource:
     api.post(
         "/v1/sources/content", {"scope_id": scope_id, "source_id": "c1", "content": "x"}
     )
+    api.post(
+        "/v1/memory/remember", {"scope_id": scope_id, "kind": "fact", "text": "kept"}
+    )
     return ContentSource.objects.get()
 
 
-MODELS = [ContentSource, CaptureAttempt]
+MODELS = [ContentSource, CaptureAttempt, MemoryRecord]
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -57,6 +61,8 @@ def test_queryset_update_and_delete_are_refused(
         "DELETE FROM sources_contentsource",
         "UPDATE sources_captureattempt SET outcome = 'replayed'",
         "DELETE FROM sources_captureattempt",
+        "UPDATE sources_memoryrecord SET text = 'changed'",
+        "DELETE FROM sources_memoryrecord",
     ],
 )
 def test_postgres_trigger_refuses_raw_sql(
@@ -69,6 +75,7 @@ def test_postgres_trigger_refuses_raw_sql(
     ):
         cursor.execute(statement)
     assert ContentSource.objects.get().content == '"x"'
+    assert MemoryRecord.objects.get().text == "kept"
 
 
 @pytest.mark.parametrize(

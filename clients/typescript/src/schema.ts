@@ -1143,13 +1143,8 @@ export interface components {
             } | null;
             /** Scope Id */
             scope_id: string;
-            /**
-             * Target
-             * @default null
-             */
-            target?: {
-                [key: string]: unknown;
-            } | null;
+            /** @default null */
+            target?: components["schemas"]["LegacyMemoryTargetRequest"] | null;
         };
         /**
          * GrantInput
@@ -1487,6 +1482,26 @@ export interface components {
             /** Reason */
             reason: string;
         };
+        /**
+         * LegacyMemoryTarget
+         * @description An entry of a legacy Memory collection, by its logical identity.
+         */
+        LegacyMemoryTargetRequest: {
+            /** Artifact Id */
+            artifact_id: string;
+            /** Entry Id */
+            entry_id: string;
+            /**
+             * Family
+             * @constant
+             */
+            family: "memory";
+            /**
+             * Type
+             * @constant
+             */
+            type: "memory_entry";
+        };
         /** LegalHold */
         LegalHold: {
             /** Hold Id */
@@ -1545,13 +1560,68 @@ export interface components {
             limit?: number;
             /** Scope Id */
             scope_id: string;
+            /** @default null */
+            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
+        };
+        /** @enum {string} */
+        MatchEnum: "all" | "any";
+        /** MemoryArtifact */
+        MemoryArtifact: {
             /**
-             * Tag Filter
-             * @default null
+             * Artifact Id
+             * @description `art_` + 32 hex digits.
              */
-            tag_filter?: {
-                [key: string]: unknown;
-            } | null;
+            artifact_id: string;
+            /**
+             * Family
+             * @constant
+             */
+            family: "atomic-memory";
+            /**
+             * Revision
+             * @constant
+             */
+            revision: 1;
+        };
+        /** MemoryEntryPage */
+        MemoryEntryPage: {
+            /** Entries */
+            entries: components["schemas"]["MemoryRecordBody"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /** MemoryMutation */
+        MemoryMutation: {
+            /**
+             * Changed
+             * @constant
+             */
+            changed: true;
+            /** Records */
+            records: components["schemas"]["MemoryRecordBody"][];
+        };
+        /** MemoryRecordBody */
+        MemoryRecordBody: {
+            artifact: components["schemas"]["MemoryArtifact"];
+            /** Kind */
+            kind: string;
+            /** Merged Into Id */
+            merged_into_id: null;
+            /**
+             * State
+             * @constant
+             */
+            state: "active";
+            /**
+             * State Version
+             * @constant
+             */
+            state_version: 0;
+            /**
+             * Text
+             * @description As stored: trimmed, Unicode NFC.
+             */
+            text: string;
         };
         /**
          * MemoryScope
@@ -1560,6 +1630,27 @@ export interface components {
         MemoryScopeRequest: {
             /** Scope Id */
             scope_id: string;
+        };
+        /** MemorySearchHit */
+        MemorySearchHit: {
+            /** Matched By */
+            matched_by: "text"[];
+            memory: components["schemas"]["MemoryRecordBody"];
+            /**
+             * Score
+             * @description 1 / (60 + rank), rank from 1.
+             */
+            score: number;
+        };
+        /** MemorySearchResult */
+        MemorySearchResult: {
+            /** Hits */
+            hits: components["schemas"]["MemorySearchHit"][];
+            /**
+             * Mode
+             * @constant
+             */
+            mode: "text";
         };
         /** MintedToken */
         MintedToken: {
@@ -1867,13 +1958,8 @@ export interface components {
             query: string;
             /** Scope Id */
             scope_id: string;
-            /**
-             * Tag Filter
-             * @default null
-             */
-            tag_filter?: {
-                [key: string]: unknown;
-            } | null;
+            /** @default null */
+            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
         };
         /**
          * SessionClose
@@ -1946,6 +2032,19 @@ export interface components {
         };
         /** @enum {string} */
         StateEnum: "active" | "expired" | "closed" | "purged";
+        /**
+         * TagFilter
+         * @description Records holding all (or any) of ``tags``.
+         */
+        TagFilterRequest: {
+            /**
+             * Match
+             * @default all
+             */
+            match?: components["schemas"]["MatchEnum"];
+            /** Tags */
+            tags: string[];
+        };
         /** TokenDescriptor */
         TokenDescriptor: {
             /**
@@ -2733,7 +2832,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2811,7 +2910,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2898,7 +2997,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2940,6 +3039,23 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryEntryPage"];
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -2967,6 +3083,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The cursor has expired (`cursor_expired`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Body over the size limit (`request_too_large`). */
             413: {
                 headers: {
@@ -2985,7 +3110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description Schema violation or domain rule (`invalid_request`). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3063,7 +3188,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3141,7 +3266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3228,7 +3353,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3270,6 +3395,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryMutation"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3315,7 +3448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3357,6 +3490,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySearchResult"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3402,7 +3543,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
