@@ -29,7 +29,9 @@ from powercontext.inputs import (
 )
 
 from .availability import Availability
+from .search import Match, SearchQuery
 from .selectors.audit import AuditFilters
+from .selectors.search import SearchFilters
 
 SCOPE_QUERY_FIELDS = ("scope_id", "title", "summary", "external_reference_value")
 NoteKind = Literal[
@@ -212,6 +214,22 @@ class SourceAuditQuery(PageQuery):
             note_kind=self.note_kind,
             state=None if self.state is None else Availability(self.state),
         )
+
+
+class SearchQueryParameters(PageQuery):
+    """``GET /v1/scopes/{scope_id}/search``: the query text is checked by
+    ``sources.search.SearchQuery`` (empty, too short, too long, no words)."""
+
+    q: str
+    match: Literal["words", "substring"] = "words"
+    working_note: QueryBoolean | None = None
+    session_id: Identity | None = None
+
+    def search_query(self) -> SearchQuery:
+        return SearchQuery.of(self.q, Match(self.match))
+
+    def filters(self) -> SearchFilters:
+        return SearchFilters(working_note=self.working_note, session_id=self.session_id)
 
 
 # --- Memory (the reference client's legacy operations, all refused) ------------------

@@ -10,6 +10,7 @@ from powercontext.text import format_datetime
 
 from .availability import availability_of_row
 from .selectors import ScopeView
+from .selectors.search import SearchHit
 from .services import Receipt
 
 
@@ -92,4 +93,18 @@ def audit_record(row: dict[str, Any], now: datetime) -> dict[str, Any]:
         "purge_run": row["purge_run"],
         "attempts_total": row["attempts_total"],
         "attempts": [attempt_item(attempt) for attempt in row["attempts"]],
+    }
+
+
+def search_item(hit: SearchHit) -> dict[str, Any]:
+    """One search result (``schemas.SearchItem``)."""
+    return {
+        "source_type": hit.source_type,
+        "source_id": hit.source_id,
+        "position": hit.position,
+        "is_working_note": hit.is_working_note,
+        "session_id": hit.session_id,
+        "state": hit.state.value,
+        "snippet": hit.snippet,
+        "rank": float(hit.rank),
     }

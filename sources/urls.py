@@ -70,6 +70,7 @@ urlpatterns = [
         views.SourceAuditCollectionView.as_view(),
         name="source-audit-collection",
     ),
+    path(f"{SCOPE}/search", views.SourceSearchView.as_view(), name="source-search"),
     path(AUDIT, views.SourceAuditDetailView.as_view(), name="source-audit-detail"),
     path(ATTEMPTS, views.SourceAttemptsView.as_view(), name="source-attempts"),
     path(SOURCE, views.SourceDetailView.as_view(), name="source-detail"),

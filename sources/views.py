@@ -49,6 +49,7 @@ from .renderers import (
     audit_record,
     receipt_body,
     scope_descriptor,
+    search_item,
     source_record,
 )
 
@@ -323,6 +324,34 @@ class SourceAttemptsView(APIView):
             **dict(path), position=walk.position(query.cursor), limit=query.limit
         )
         return Response(walk.body(page, attempt_item))
+
+
+class SourceSearchView(APIView):
+    @documented(
+        "search_sources",
+        tags=AUDIT,
+        path=ScopePath,
+        query=inputs.SearchQueryParameters,
+        answers={200: schemas.SearchPage},
+        errors=(400, 404, 410),
+    )
+    def get(self, request: Request, scope_id: str) -> Response:
+        parse_path(ScopePath, scope_id=scope_id)
+        query = parse_query(inputs.SearchQueryParameters, request.query_params)
+        search = query.search_query()
+        authorize(principal_of(request), scope_id, Role.VIEWER)
+        walk = Walk.of(
+            "search", scope_id, search.match, search.text, query.filters().as_dict()
+        )
+        page = selectors.source_search(
+            scope_id=scope_id,
+            query=search,
+            filters=query.filters(),
+            position=walk.position(query.cursor),
+            limit=query.limit,
+            now=timezone.now(),
+        )
+        return Response(walk.body(page, search_item))
 
 
 # The legacy Memory routes.

@@ -21,11 +21,14 @@ from .scopes import (
     scope_list,
     scope_require,
 )
+from .search import SearchFilters, SearchHit, source_search
 
 __all__ = [
     "DEFAULT_SCOPE_KEY",
     "AuditFilters",
     "ScopeView",
+    "SearchFilters",
+    "SearchHit",
     "SourceIdentity",
     "Window",
     "attempt_page",
@@ -42,5 +45,6 @@ __all__ = [
     "source_get",
     "source_identity_find",
     "source_page",
+    "source_search",
     "source_window",
 ]
