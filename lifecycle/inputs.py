@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
 from powercontext.inputs import NOT_BLANK, Identity, StrictInput
 from sources.inputs import PageQuery, ScopePath, SourcePath
+from sources.search import Match, SearchQuery
 
 __all__ = [
     "HoldCreate",
@@ -58,3 +59,16 @@ class PurgeRequest(StrictInput):
 
 class Redact(StrictInput):
     reason: Reason
+
+
+class RedactMatching(StrictInput):
+    """``POST /v1/scopes/{scope_id}/redactions``: ``q`` and ``match`` as in the
+    search (checked by ``sources.search.SearchQuery``)."""
+
+    q: str
+    match: Literal["words", "substring"] = "words"
+    reason: Reason
+    dry_run: bool
+
+    def search_query(self) -> SearchQuery:
+        return SearchQuery.of(self.q, Match(self.match))

@@ -30,6 +30,11 @@ urlpatterns = [
         name="legal-hold-release",
     ),
     path(f"{SCOPE}/purge", views.PurgeView.as_view(), name="scope-purge"),
+    path(
+        f"{SCOPE}/redactions",
+        views.RedactMatchingView.as_view(),
+        name="scope-redactions",
+    ),
     re_path(
         r"^scopes/(?P<scope_id>[^/]+)/sources/(?P<source_type>[^/]+)/"
         r"(?P<source_id>[\s\S]+)/redact\Z",

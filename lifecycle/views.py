@@ -33,11 +33,12 @@ from .inputs import (
     HoldRelease,
     PurgeRequest,
     Redact,
+    RedactMatching,
     ScopePath,
     SessionClose,
     SourcePath,
 )
-from .renderers import closure_body, hold_body, purge_body
+from .renderers import closure_body, hold_body, purge_body, redaction_run_body
 
 LIFECYCLE = ["lifecycle"]
 REDACT_SUFFIX = "/redact"
@@ -183,3 +184,28 @@ class RedactView(SourceDetailView):
             **dict(path),
         )
         return Response(audit_record(row, timezone.now()))
+
+
+class RedactMatchingView(APIView):
+    @documented(
+        "redact_matching",
+        tags=LIFECYCLE,
+        path=ScopePath,
+        body=RedactMatching,
+        answers={200: schemas.RedactionRun},
+        errors=(404,),
+    )
+    def post(self, request: Request, scope_id: str) -> Response:
+        parse_path(ScopePath, scope_id=scope_id)
+        data = parse_body(RedactMatching, request)
+        search = data.search_query()
+        authorize(principal_of(request), scope_id, Role.ADMIN)
+        run = services.redact_matching(
+            principal=principal_of(request),
+            scope_id=scope_id,
+            query=search,
+            reason=data.reason,
+            dry_run=data.dry_run,
+            request_id=request_id_of(request),
+        )
+        return Response(redaction_run_body(run))

@@ -6,12 +6,13 @@ The meta rules (reserved keys, owners, types, caps) are domain rules and live in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from powercontext.inputs import DateTime, Identity, SourceId, StrictInput
-from sources.inputs import NoteKind
+from sources.inputs import NoteKind, PageQuery
+from sources.search import Match, SearchQuery
 
 from .services import DEFAULT_NOTE_KIND, NotesCapture
 
@@ -57,3 +58,14 @@ class WorkingNotesPut(StrictInput):
         description="Also capture the notes as a Source-backed Working Note, in the "
         "same transaction.",
     )
+
+
+class EnvelopeSearchQuery(PageQuery):
+    """``GET /v1/scopes/{scope_id}/search/envelopes``; ``q`` is checked by
+    ``sources.search.SearchQuery``."""
+
+    q: str
+    match: Literal["words", "substring"] = "words"
+
+    def search_query(self) -> SearchQuery:
+        return SearchQuery.of(self.q, Match(self.match))

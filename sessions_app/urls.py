@@ -17,6 +17,11 @@ _SESSION = r"^scopes/(?P<scope_id>[^/]+)/sessions/(?P<session_id>[\s\S]+)"
 
 urlpatterns = [
     re_path(
+        r"^scopes/(?P<scope_id>[^/]+)/search/envelopes\Z",
+        views.EnvelopeSearchView.as_view(),
+        name="envelope-search",
+    ),
+    re_path(
         _SESSION + r"/envelope\Z",
         views.EnvelopeView.as_view(),
         name="session-envelope",

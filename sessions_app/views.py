@@ -10,16 +10,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from powercontext.api.cursors import Walk
 from powercontext.api.middleware import request_id_of
 from powercontext.api.openapi import documented
 from powercontext.api.permissions import authorize, principal_of
-from powercontext.api.requests import parse_body, parse_path
+from powercontext.api.requests import parse_body, parse_path, parse_query
 from powercontext.principals import Role
+from sources.inputs import ScopePath
 
 from . import schemas, selectors, services
-from .inputs import EnvelopeWrite, SessionPath, WorkingNotesPut
+from .inputs import EnvelopeSearchQuery, EnvelopeWrite, SessionPath, WorkingNotesPut
 from .preconditions import IfMatch, etag_for, if_none_match_hits
-from .renderers import envelope_body, working_notes_body, working_notes_write_body
+from .renderers import (
+    envelope_body,
+    notes_search_item,
+    working_notes_body,
+    working_notes_write_body,
+)
+from .search import envelope_notes_search
 from .selectors import EnvelopeState
 
 TAGS = ["session envelopes"]
@@ -208,3 +216,27 @@ class WorkingNotesFoldView(APIView):
             del no_content["Content-Type"]
             return no_content
         return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+class EnvelopeSearchView(APIView):
+    @documented(
+        "search_envelopes",
+        tags=TAGS,
+        path=ScopePath,
+        query=EnvelopeSearchQuery,
+        answers={200: schemas.EnvelopeSearchPage},
+        errors=(400, 404, 410),
+    )
+    def get(self, request: Request, scope_id: str) -> Response:
+        parse_path(ScopePath, scope_id=scope_id)
+        query = parse_query(EnvelopeSearchQuery, request.query_params)
+        search = query.search_query()
+        authorize(principal_of(request), scope_id, Role.VIEWER)
+        walk = Walk.of("envelope-search", scope_id, search.match, search.text)
+        page = envelope_notes_search(
+            scope_id=scope_id,
+            query=search,
+            position=walk.position(query.cursor),
+            limit=query.limit,
+        )
+        return Response(walk.body(page, notes_search_item))

@@ -306,6 +306,13 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("source-redact", "post"): Row(
         "admin", _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}
     ),
+    ("source-search", "get"): Row("viewer", _scope("/search?q=content")),
+    ("envelope-search", "get"): Row("viewer", _scope("/search/envelopes?q=notes")),
+    ("scope-redactions", "post"): Row(
+        "admin",
+        _scope("/redactions"),
+        lambda world: {"q": "no such text", "reason": "r", "dry_run": True},
+    ),
     ("handoff-activate", "post"): Row(
         "contributor",
         lambda world: handoff.ACTIVATE,
