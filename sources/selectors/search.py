@@ -221,10 +221,10 @@ def _hit(row: dict[str, Any], now: datetime) -> SearchHit:
 
 
 def _aware(value: Any) -> datetime | None:
-    """A timestamp column as an aware datetime (SQLite answers text)."""
-    if value is None or isinstance(value, datetime):
-        return value
-    parsed = parse_datetime(value)
+    """A timestamp column as an aware datetime (SQLite answers naive UTC)."""
+    if value is None:
+        return None
+    parsed = value if isinstance(value, datetime) else parse_datetime(value)
     if parsed is None or is_aware(parsed):
         return parsed
     return make_aware(parsed, UTC)
