@@ -371,6 +371,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scopes/{scope_id}/redactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["redact_matching"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scopes/{scope_id}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["search_sources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scopes/{scope_id}/search/envelopes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["search_envelopes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/scopes/{scope_id}/sessions/{session_id}/close": {
         parameters: {
             query?: never;
@@ -831,10 +879,12 @@ export interface components {
              */
             source_type: "content";
             /** State */
-            state: components["schemas"]["StateEnum"];
+            state: components["schemas"]["AuditRecordStateEnum"];
             /** Working Note */
             working_note: boolean;
         };
+        /** @enum {string} */
+        AuditRecordStateEnum: "active" | "expired" | "closed" | "purged";
         /**
          * CaptureContent
          * @description Capture a Source of generic content under a caller-chosen id.
@@ -983,6 +1033,28 @@ export interface components {
             updated_at: string;
             /** Version */
             version: number;
+        };
+        /** EnvelopeSearchItem */
+        EnvelopeSearchItem: {
+            /** Session Id */
+            session_id: string;
+            /**
+             * Snippet
+             * @description The live notes around the first match, at most 256 bytes.
+             */
+            snippet: string;
+            /**
+             * Version
+             * @description The envelope's version (its ETag).
+             */
+            version: number;
+        };
+        /** EnvelopeSearchPage */
+        EnvelopeSearchPage: {
+            /** Items */
+            items: components["schemas"]["EnvelopeSearchItem"][];
+            /** Next Cursor */
+            next_cursor: string | null;
         };
         /** EnvelopeWrite */
         EnvelopeWriteRequest: {
@@ -1454,6 +1526,19 @@ export interface components {
         HealthResponse: {
             status: string;
         };
+        /** HeldSource */
+        HeldSource: {
+            /** Held Sessions */
+            held_sessions: string[];
+            /** Position */
+            position: number;
+            /** Scope Held */
+            scope_held: boolean;
+            /** Source Id */
+            source_id: string;
+            /** Source Type */
+            source_type: string;
+        };
         /** HoldCreate */
         HoldCreateRequest: {
             /** Reason */
@@ -1536,6 +1621,8 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** @enum {string} */
+        MatchEnum: "words" | "substring";
         /**
          * MemoryScope
          * @description ``flush_memory``, ``get_memory_capacity``.
@@ -1729,6 +1816,59 @@ export interface components {
          * @enum {string}
          */
         Reason: "not_found" | "not_eligible" | "purged" | "closed" | "expired" | "digest_mismatch";
+        /** RedactedSource */
+        RedactedSource: {
+            /** Position */
+            position: number;
+            /**
+             * Redaction Id
+             * @description null in a dry run.
+             */
+            redaction_id: string | null;
+            /** Source Id */
+            source_id: string;
+            /** Source Type */
+            source_type: string;
+        };
+        /** RedactionRun */
+        RedactionRun: {
+            /**
+             * Complete
+             * @description false when more than 1000 Sources or envelopes matched: run again for the rest.
+             */
+            complete: boolean;
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Envelopes
+             * @description Session ids of the envelopes whose notes are erased.
+             */
+            envelopes: string[];
+            /** Held */
+            held: components["schemas"]["HeldSource"][];
+            /** Held Envelopes */
+            held_envelopes: string[];
+            /** Redacted */
+            redacted: components["schemas"]["RedactedSource"][];
+        };
+        /**
+         * RedactMatching
+         * @description ``POST /v1/scopes/{scope_id}/redactions``: ``q`` and ``match`` as in the
+         *     search (checked by ``sources.search.SearchQuery``).
+         */
+        RedactMatchingRequest: {
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Match
+             * @default words
+             */
+            match?: components["schemas"]["MatchEnum"];
+            /** Q */
+            q: string;
+            /** Reason */
+            reason: string;
+        };
         /** Redact */
         RedactRequest: {
             /** Reason */
@@ -1834,6 +1974,36 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /** SearchItem */
+        SearchItem: {
+            /** Is Working Note */
+            is_working_note: boolean;
+            /** Position */
+            position: number;
+            /**
+             * Rank
+             * @description Higher is better; within one walk only.
+             */
+            rank: number;
+            /** Session Id */
+            session_id: string | null;
+            /**
+             * Snippet
+             * @description The searched text around the first match, at most 256 bytes.
+             */
+            snippet: string;
+            /** Source Id */
+            source_id: string;
+            /**
+             * Source Type
+             * @constant
+             */
+            source_type: "content";
+            /** State */
+            state: components["schemas"]["SearchItemStateEnum"];
+        };
+        /** @enum {string} */
+        SearchItemStateEnum: "active" | "expired" | "closed";
         /** SearchMemory */
         SearchMemoryRequest: {
             /**
@@ -1857,6 +2027,13 @@ export interface components {
             tag_filter?: {
                 [key: string]: unknown;
             } | null;
+        };
+        /** SearchPage */
+        SearchPage: {
+            /** Items */
+            items: components["schemas"]["SearchItem"][];
+            /** Next Cursor */
+            next_cursor: string | null;
         };
         /**
          * SessionClose
@@ -1927,8 +2104,6 @@ export interface components {
             /** Next After */
             next_after: number;
         };
-        /** @enum {string} */
-        StateEnum: "active" | "expired" | "closed" | "purged";
         /** TokenDescriptor */
         TokenDescriptor: {
             /**
@@ -4160,6 +4335,337 @@ export interface operations {
             };
             /** @description The named thing does not exist. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    redact_matching: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scope_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedactMatchingRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedactionRun"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    search_sources: {
+        parameters: {
+            query: {
+                cursor?: string | null;
+                limit?: number;
+                match?: "words" | "substring";
+                q: string;
+                session_id?: string | null;
+                working_note?: boolean | null;
+            };
+            header?: never;
+            path: {
+                scope_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchPage"];
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The cursor has expired (`cursor_expired`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    search_envelopes: {
+        parameters: {
+            query: {
+                cursor?: string | null;
+                limit?: number;
+                match?: "words" | "substring";
+                q: string;
+            };
+            header?: never;
+            path: {
+                scope_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeSearchPage"];
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The cursor has expired (`cursor_expired`). */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
