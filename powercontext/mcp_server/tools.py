@@ -145,6 +145,16 @@ _OPERATIONS: tuple[Tool, ...] = (
         READ_ONLY,
     ),
     Tool(
+        "search_sources",
+        sources.SourceSearchView,
+        "get",
+        "Find a Scope's Sources by their text, best match first: match='words' "
+        "(default; \"exact phrase\", or, -word) or match='substring' (any 3+ "
+        "characters, ignoring case). Each item has the Source's identity, state "
+        "and a short snippet; read the Source itself with get_source.",
+        READ_ONLY,
+    ),
+    Tool(
         "resolve_evidence",
         handoffs.EvidenceResolveView,
         "post",
