@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection
+from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import is_aware, make_aware
 
@@ -228,3 +229,20 @@ def _aware(value: Any) -> datetime | None:
     if parsed is None or is_aware(parsed):
         return parsed
     return make_aware(parsed, UTC)
+
+
+def text_contains(text: str) -> RawSQL:
+    """The ids of Sources, in every scope, whose searched text contains ``text``
+    (ignoring case) - a subquery for the audit console, through the substring
+    index; tombstones never match."""
+    if connection.vendor == "postgresql":
+        return RawSQL(  # noqa: S611 - constant SQL, the fragment is bound
+            f"SELECT s.id FROM {_SOURCE} s "
+            f"WHERE s.purged_at IS NULL AND {_POSTGRES_TEXT} ILIKE %s",
+            [like_pattern(text)],
+        )
+    return RawSQL(
+        "SELECT rowid FROM sources_search_trigram "
+        "WHERE sources_search_trigram MATCH %s",
+        [SearchQuery(text, Match.SUBSTRING).fts5()],
+    )
