@@ -15,9 +15,13 @@ deletes the text from both. Needs SQLite 3.34 or later (the trigram tokenizer).
 
 from django.db import migrations
 
+# PARALLEL RESTRICTED: every search filters on this function, so no parallel plan
+# is chosen. PostgreSQL estimates any rare word at 0.5% of the rows (5,000 of a
+# million) and would start parallel workers, which took 20-30 ms on the bench
+# machine for a search that needs under 1 ms (docs/performance.md, "Search").
 SEARCH_TEXT = """
 CREATE OR REPLACE FUNCTION sources_search_text(content text, metadata jsonb)
-RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL RESTRICTED AS $$
 SELECT string_agg(v #>> '{}', E'\\n') FROM (
     SELECT jsonb_path_query(content::jsonb, 'strict $.**') AS v
     UNION ALL
