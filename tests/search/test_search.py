@@ -240,3 +240,38 @@ def test_a_cursor_is_bound_to_its_query(api: ApiClient, scope_id: str) -> None:
 
     assert response.status_code == 400
     assert error_of(response)["code"] == "invalid_cursor"
+
+
+ODD_QUERIES = [
+    '"',
+    '"""',
+    'a"b',
+    "*",
+    "NEAR(fox dog)",
+    "fox AND",
+    "OR",
+    "or or or",
+    "-",
+    "( )",
+    "body:fox",
+    "^fox",
+    "fox'dog",
+    "\\\\\\",
+    "%%%",
+    "___",
+    "e\u0301cole",
+    "fox - dog",
+    '-"" fox',
+    "fox or",
+]
+
+
+@pytest.mark.parametrize("match", ["words", "substring"])
+@pytest.mark.parametrize("q", ODD_QUERIES)
+def test_odd_queries_answer_a_page_or_422_never_an_error(
+    api: ApiClient, corpus: str, q: str, match: str
+) -> None:
+    response = search(api, corpus, q, match=match)
+
+    assert response.status_code in {200, 422}, response.content
+    assert ("items" in response.json()) is (response.status_code == 200)
