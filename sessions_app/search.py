@@ -29,6 +29,7 @@ from sources.search import (
     snippet_cut,
 )
 from sources.selectors import scope_require
+from sources.selectors.search import bounded_fetch
 
 from .meta_keys import WORKING_NOTES_KEY
 from .models import SessionEnvelope
@@ -62,9 +63,7 @@ def envelope_notes_search(
         sql = _postgres(query, params)
     else:
         sql = _sqlite(query, params)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    _, rows = bounded_fetch(sql, params)
     if not rows:
         scope_require(scope_id=scope_id)
     hits = [NotesHit(row[0], int(row[1]), snippet_cut(row[2])) for row in rows]

@@ -23,11 +23,14 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
 from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import is_aware, make_aware
+from psycopg.errors import QueryCanceled
 
+from powercontext.exceptions import InvalidRequest
 from powercontext.pages import Page, Position, keyset_page
 
 from ..availability import Availability, availability_of
@@ -91,16 +94,47 @@ def source_search(
     the page is empty (``ScopeNotFound``).
     """
     sql, params = _statement(scope_id, query, filters, position, limit)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        columns = [column[0] for column in cursor.description]
-        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    columns, values = bounded_fetch(sql, params)
+    rows = [dict(zip(columns, row, strict=True)) for row in values]
     if not rows:
         scope_require(scope_id=scope_id)
     hits = [_hit(row, now) for row in rows]
     return keyset_page(
         hits, limit, lambda hit: {"rank": str(hit.rank), "position": hit.position}
     )
+
+
+def bounded_fetch(sql: str, params: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """The column names and rows of one search statement.
+
+    On PostgreSQL the statement runs in a short transaction whose
+    ``statement_timeout`` is ``POWERCONTEXT_SEARCH_TIMEOUT_MS``: a query matching
+    most of a large scope ranks every match before it can answer a page, and is
+    cancelled rather than hold a worker for seconds - ``InvalidRequest``
+    (422, ``too_broad``). SQLite runs it as it is.
+    """
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [c[0] for c in cursor.description], cursor.fetchall()
+    timeout = settings.POWERCONTEXT_SEARCH_TIMEOUT_MS
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('statement_timeout', %s, true)", [str(timeout)]
+            )
+            cursor.execute(sql, params)
+            return [c[0] for c in cursor.description], cursor.fetchall()
+    except OperationalError as error:
+        if not isinstance(error.__cause__, QueryCanceled):
+            raise
+        raise InvalidRequest.for_field(
+            "q",
+            "too_broad",
+            f"The search ran over {timeout} ms: it matches too much of the scope. "
+            "Add words, or use a longer substring.",
+            timeout_ms=timeout,
+        ) from None
 
 
 def _statement(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -275,3 +276,23 @@ def test_odd_queries_answer_a_page_or_422_never_an_error(
 
     assert response.status_code in {200, 422}, response.content
     assert ("items" in response.json()) is (response.status_code == 200)
+
+
+@pytest.mark.postgres
+def test_a_search_over_its_time_budget_is_422_too_broad(
+    api: ApiClient, scope_id: str, settings: Any
+) -> None:
+    for index in range(30):
+        capture(api, scope_id, f"big-{index}", f"common {index} " + "lorem " * 25_000)
+    settings.POWERCONTEXT_SEARCH_TIMEOUT_MS = 1
+
+    response = search(api, scope_id, "orem lor", match="substring")
+
+    assert response.status_code == 422
+    error = error_of(response)
+    assert (error["details"]["reason"], error["details"]["timeout_ms"]) == (
+        "too_broad",
+        1,
+    )
+    settings.POWERCONTEXT_SEARCH_TIMEOUT_MS = 60_000
+    assert len(found(api, scope_id, "orem lor", match="substring")) == 30
