@@ -15,6 +15,7 @@ SQLITE_TEST_URL := sqlite:///$(CURDIR)/var/test.sqlite3
 PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint test-postgres test-sqlite test-typescript test-browser test-long bench clean \
+	test-consistency \
 	host-test host-browser host-typescript
 
 # What the tests need on this machine (Debian packages, Redis): installed and started
@@ -142,6 +143,15 @@ test-long: $(VENV)/.installed
 		$(VENV)/bin/pytest -p no:cacheprovider -o timeout=0 -rP \
 		tests/reliability tests/robustness/test_fuzz_stateful.py \
 		tests/robustness/test_envelope_faults.py tests/robustness/test_handoff_faults.py
+
+# A long consistency campaign (docs/reliability.md, "Linearizable under faults"): a
+# private PostgreSQL cluster, 16 clients, faults every 8-16 s for DURATION seconds;
+# prints one line and writes the history (and any anomaly's window) to var/consistency/.
+DURATION ?= 1800
+test-consistency: $(VENV)/.installed
+	@mkdir -p var/consistency
+	$(VENV)/bin/python -m tests.consistency.campaign --duration $(DURATION) \
+		--out $(CURDIR)/var/consistency
 
 # Needs PostgreSQL (BENCH_PG), Redis (BENCH_REDIS_URL) and, if wrk is missing, root for
 # apt-get; takes about half an hour (BENCH_PHASES=compare: about fourteen minutes).

@@ -11,7 +11,8 @@ Usage (a migrated PostgreSQL database; rate limits through Redis, as production)
       .venv/bin/python bench/inprocess.py --operation working_notes -n 2000 \\
       [--profile] 2>/dev/null   # the request log lines go to stderr
 
-Operations: working_notes (a new note per request, api.md 5.2), content (new
+Operations: working_notes (a new note per request, api.md 5.2), mcp_working_notes
+(the same note as an MCP tools/call of capture_working_note), content (new
 content), replays (one note replayed), scope_get, health.
 """
 
@@ -108,6 +109,8 @@ def requests(operation: str, token: str, scope_id: str) -> Iterator[dict[str, An
                 }
             ).encode()
             yield environ("POST", "/v1/sources/content", token, body)
+        elif operation == "mcp_working_notes":
+            yield environ("POST", "/mcp", token, mcp_note_body(scope_id, number, run))
         elif operation == "replays":
             yield environ("POST", "/v1/sources/working-notes", token, replayed)
         elif operation == "scope_get":
@@ -130,6 +133,19 @@ def note_body(scope_id: str, source_id: str) -> bytes:
     ).encode()
 
 
+def mcp_note_body(scope_id: str, number: int, run: str) -> bytes:
+    """The working_notes request's note, as an MCP ``tools/call``."""
+    arguments = json.loads(note_body(scope_id, f"mcp-{run}-{number}"))
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": "capture_working_note", "arguments": arguments},
+        }
+    ).encode()
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -141,7 +157,9 @@ def measure(
     statuses: dict[str, int] = {}
     cpu, wall = cpu_seconds(), time.perf_counter()
     for _ in range(count):
-        status, _body = call(next_request())
+        status, body = call(next_request())
+        if b'"isError":true' in body:  # a failed tool call is HTTP 200
+            status += " (tool error)"
         statuses[status] = statuses.get(status, 0) + 1
     return cpu_seconds() - cpu, time.perf_counter() - wall, statuses
 

@@ -16,6 +16,10 @@ from servers import NOISY_CORES
 TARGET_RATIO = 12.0
 # New working notes through MCP tools/call at 16 connections.
 TARGET_MCP_RATIO = 8.0
+# New working notes through MCP at c=16 at least this fraction of the same
+# capture through REST, on our server in the same run (an MCP call runs the
+# operation directly: one authentication, one parse).
+TARGET_MCP_REST_FRACTION = 0.95
 # Ours' c=1 p50 at most this fraction of the reference's c=1 p50.
 TARGET_P50_C1_FRACTION = 1 / 8
 # In-process CPU per new note at least this much lower than the baseline.
@@ -77,6 +81,7 @@ def target_checks(
             f"{pgbench['tps']:.0f} tps (its own SQLite, shown for scale)"
         )
     checks += mcp_checks(rows)
+    checks += mcp_rest_checks(rows)
     checks += inprocess_checks(inprocess)
     checks += baseline_checks(rows)
     checks += limits_checks(rows)
@@ -94,6 +99,22 @@ def mcp_checks(rows: list[dict]) -> list[str]:
         f"MCP capture_working_note c=16: {row['ratio']:.2f}x the reference "
         f"(target >= {TARGET_MCP_RATIO:g}x): {verdict(met)}"
         + inconclusive(row, ("ref", "ours"))
+    ]
+
+
+def mcp_rest_checks(rows: list[dict]) -> list[str]:
+    """New notes through MCP against the same capture through REST, both on our
+    server at c=16 in this run."""
+    mcp, rest = find(rows, "mcp_working_notes", 16), find(rows, "working_notes", 16)
+    if not mcp or not rest or not mcp["ours"] or not rest["ours"]:
+        return []
+    fraction = mcp["ours"]["rps"] / rest["ours"]["rps"]
+    return [
+        f"MCP capture_working_note c=16: {mcp['ours']['rps']:.1f} req/s = "
+        f"{fraction:.1%} of the same capture through REST "
+        f"({rest['ours']['rps']:.1f} req/s; target >= {TARGET_MCP_REST_FRACTION:.0%}): "
+        f"{verdict(fraction >= TARGET_MCP_REST_FRACTION)}"
+        + inconclusive(mcp, ("ours",))
     ]
 
 
@@ -184,11 +205,18 @@ def baseline_checks(rows: list[dict]) -> list[str]:
     if notes["ours_limits_off"]:
         off = server_cpu(notes["ours_limits_off"])
         beside += f"; ours with limits off {off:.2f} ms"
+    throughput = (
+        f"new working notes c=16: ours {notes['ours']['rps']:.1f} req/s, the "
+        f"baseline's {notes['baseline']['rps']:.1f} req/s "
+        f"({notes['ours']['rps'] / notes['baseline']['rps']:.2f}x)"
+        + inconclusive(notes, ("baseline", "ours"))
+    )
     return [
+        throughput,
         f"server CPU per new note >= {TARGET_CPU_CUT:.0%} lower than baseline: ours "
         f"{ours:.2f} ms vs the baseline's {base:.2f} ms per note at c=16, "
         f"{change(cut)} (server process tree, bench CPU accounting{beside}): "
-        f"{verdict(cut >= TARGET_CPU_CUT)}" + inconclusive(notes, ("baseline", "ours"))
+        f"{verdict(cut >= TARGET_CPU_CUT)}" + inconclusive(notes, ("baseline", "ours")),
     ]
 
 

@@ -50,6 +50,8 @@ HandoffText = Annotated[
     NOT_BLANK,
 ]
 Disposition = Literal["continuable", "blocked", "complete"]
+# Which revision a continuity hint describes (the hint operation's ``selection``).
+Selection = Literal["prepared", "exact", "latest"]
 Version = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 HexDigest = Annotated[str, StringConstraints(min_length=1, pattern=r"^[0-9a-f]{64}$")]
 

@@ -32,8 +32,8 @@ from .citations import (
     HandoffSourceCitation,
     revision_ref,
 )
-from .content import HandoffContent, PreparedHandoff
-from .selectors import SelectedHandoff, Selection, handoff_select
+from .content import HandoffContent, PreparedHandoff, Selection
+from .selectors import SelectedHandoff, handoff_select
 
 ContextSchema = Literal["powercontext.prepared-context.v1"]
 CONTEXT_SCHEMA: ContextSchema = "powercontext.prepared-context.v1"
@@ -50,8 +50,6 @@ HINT_NOTICE = (
 HINT_BEGIN = "BEGIN_POWERCONTEXT_CONTINUITY_HINT_V1"
 HINT_END = "END_POWERCONTEXT_CONTINUITY_HINT_V1"
 HINT_LINE_PREFIX = ">     "
-DEFAULT_MAX_BYTES = 2000
-MAX_BYTES_LIMIT = 4000
 
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 

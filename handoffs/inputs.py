@@ -20,10 +20,8 @@ from powercontext.inputs import Identity, Loc, SourceId, StrictInput, unique_ite
 from sources.inputs import SourceType
 
 from .citations import ArtifactReference, CitedSource, HandoffCitation
-from .content import HandoffDraft, HandoffText, PreparedHandoff
-from .evidence import Purpose, SourceRef
-from .hints import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT
-from .selectors import Selection
+from .content import HandoffDraft, HandoffText, PreparedHandoff, Selection
+from .references import Purpose, SourceRef
 
 ContentDigest = Annotated[
     str, StringConstraints(min_length=1, pattern=r"^sha256:[0-9a-f]{64}$")
@@ -36,6 +34,9 @@ RolloverReason = Literal[
     "delegation",
     "manual_checkpoint",
 ]
+# The hint's UTF-8 budget: the reference's default and largest (all or nothing).
+HINT_MAX_BYTES_DEFAULT = 2000
+HINT_MAX_BYTES_LIMIT = 4000
 # The reference's budget of a generated draft (unused here: nothing is generated).
 GENERATION_MAX_BYTES_DEFAULT = 8000
 GENERATION_MAX_BYTES = (512, 32768)
@@ -130,7 +131,9 @@ class ContinueHandoff(ScopedRequest):
 class PrepareHandoffHint(ContinueHandoff):
     """A selection as for continue, and the hint's UTF-8 budget (all or nothing)."""
 
-    max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1, le=MAX_BYTES_LIMIT)
+    max_bytes: int = Field(
+        default=HINT_MAX_BYTES_DEFAULT, ge=1, le=HINT_MAX_BYTES_LIMIT
+    )
 
 
 # --- Generation (always 503 here) -----------------------------------------------------

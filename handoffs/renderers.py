@@ -11,8 +11,8 @@ from sources.renderers import source_record
 
 from .citations import revision_ref
 from .content import PreparedHandoff
-from .evidence import EvidenceResolution, ResolvedRef
 from .hints import CONTEXT_SCHEMA
+from .references import EvidenceResolution, ResolvedRef
 from .selectors import ClaimCheck, SelectedHandoff
 from .services import CommittedRevision
 

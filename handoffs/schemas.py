@@ -17,10 +17,9 @@ from powercontext import limits
 from sources.schemas import SourceRecord, SourceReference
 
 from .citations import ArtifactReference, CitedSource, HandoffCitation
-from .content import HandoffContent
-from .evidence import Purpose, Reason
+from .content import HandoffContent, Selection
 from .hints import ContextSchema
-from .selectors import Selection
+from .references import Purpose, Reason
 
 Status = Literal["available", "unavailable"]
 

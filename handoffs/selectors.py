@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
 
 from sources.selectors import scope_require
 
@@ -26,14 +25,14 @@ from .content import (
     Claim,
     HandoffContent,
     PreparedHandoff,
+    Selection,
     content_size_require,
     stored_content,
 )
-from .evidence import Purpose, SourceRef, evidence_resolve
+from .evidence import evidence_resolve
 from .exceptions import ArtifactNotFound, HandoffEvidenceNotFound
 from .models import HandoffHead, HandoffRevision
-
-Selection = Literal["prepared", "exact", "latest"]
+from .references import Purpose, SourceRef
 
 
 def current_revision_get(*, scope_id: str) -> HandoffRevision | None:

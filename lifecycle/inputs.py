@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from powercontext.inputs import NOT_BLANK, Identity, StrictInput
 from sources.inputs import PageQuery, ScopePath, SourcePath
@@ -72,3 +72,9 @@ class RedactMatching(StrictInput):
 
     def search_query(self) -> SearchQuery:
         return SearchQuery.of(self.q, Match(self.match))
+
+    @model_validator(mode="after")
+    def check_query(self) -> Self:
+        """Refuses the text (422, field ``q``) with the inputs, before the grant."""
+        self.search_query()
+        return self

@@ -6,15 +6,15 @@ The meta rules (reserved keys, owners, types, caps) are domain rules and live in
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from powercontext.inputs import DateTime, Identity, SourceId, StrictInput
 from sources.inputs import NoteKind, PageQuery
 from sources.search import Match, SearchQuery
 
-from .services import DEFAULT_NOTE_KIND, NotesCapture
+from .captures import DEFAULT_NOTE_KIND, NotesCapture
 
 
 class SessionPath(StrictInput):
@@ -69,3 +69,9 @@ class EnvelopeSearchQuery(PageQuery):
 
     def search_query(self) -> SearchQuery:
         return SearchQuery.of(self.q, Match(self.match))
+
+    @model_validator(mode="after")
+    def check_query(self) -> Self:
+        """Refuses the text (422, field ``q``) with the inputs, before the grant."""
+        self.search_query()
+        return self

@@ -9,9 +9,9 @@ takes is validated the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from powercontext import limits
@@ -29,9 +29,8 @@ from powercontext.inputs import (
 )
 
 from .availability import Availability
+from .filters import AuditFilters, SearchFilters
 from .search import Match, SearchQuery
-from .selectors.audit import AuditFilters
-from .selectors.search import SearchFilters
 
 SCOPE_QUERY_FIELDS = ("scope_id", "title", "summary", "external_reference_value")
 NoteKind = Literal[
@@ -227,6 +226,12 @@ class SearchQueryParameters(PageQuery):
 
     def search_query(self) -> SearchQuery:
         return SearchQuery.of(self.q, Match(self.match))
+
+    @model_validator(mode="after")
+    def check_query(self) -> Self:
+        """Refuses the text (422, field ``q``) with the inputs, before the grant."""
+        self.search_query()
+        return self
 
     def filters(self) -> SearchFilters:
         return SearchFilters(working_note=self.working_note, session_id=self.session_id)

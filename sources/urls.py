@@ -1,4 +1,4 @@
-"""Registry routes under ``/v1/``.
+"""Registry routes under ``/v1/``, derived from the declarations in ``operations.py``.
 
 A trailing ``source_id`` may hold any character an identity may: ``/`` (sent as
 ``%2F``, decoded by the server before routing), ``%``, ``?``, ``#``, spaces,
@@ -9,9 +9,11 @@ an id ending in ``/attempts`` or ``/window`` can never be read as another route
 (docs/decisions/0005-trailing-identity-routes.md).
 """
 
-from django.urls import path, register_converter
+from django.urls import register_converter
 
-from . import views
+from powercontext.api.operations import routes
+
+from .operations import MEMORY_OPERATIONS, OPERATIONS, SCOPE
 
 
 class IdentityConverter:
@@ -28,50 +30,30 @@ class IdentityConverter:
 
 register_converter(IdentityConverter, "identity")
 
-SCOPE = "scopes/<str:scope_id>"
-SOURCE = f"{SCOPE}/sources/<str:source_type>/<identity:source_id>"
-AUDIT = f"{SCOPE}/source-audit/<str:source_type>/<identity:source_id>"
-ATTEMPTS = f"{SCOPE}/source-attempts/<str:source_type>/<identity:source_id>"
-
 # Routed before every other route (powercontext/urls.py): the busiest requests,
 # on paths no other route can match - fixed text, or one segment after
 # ``scopes/`` where every other scope route has more. URL resolution tries routes
 # in order, and each miss costs about as much as a regular expression search.
-first_urlpatterns = [
-    path(
-        "sources/working-notes",
-        views.CaptureWorkingNoteView.as_view(),
-        name="capture-working-note",
-    ),
-    path("sources/content", views.CaptureContentView.as_view(), name="capture-content"),
-    # Before SCOPE, which would read ``default`` as a scope id (no scope id is).
-    path("scopes/default", views.DefaultScopeView.as_view(), name="scope-default"),
-    path(SCOPE, views.ScopeDetailView.as_view(), name="scope-detail"),
-    path("scopes", views.ScopeCollectionView.as_view(), name="scope-collection"),
-]
+first_urlpatterns = routes(
+    OPERATIONS,
+    "capture-working-note",
+    "capture-content",
+    # Before scope-detail, which would read ``default`` as a scope id (none is).
+    "scope-default",
+    "scope-detail",
+    "scope-collection",
+)
 
-urlpatterns = [
-    *(
-        path(f"memory/{route}", view.as_view(), name=f"memory-{name}")
-        for route, name, view in views.MEMORY_ROUTE_VIEWS
-    ),
-    path(
-        f"{SCOPE}/sources",
-        views.SourceCollectionView.as_view(),
-        name="source-collection",
-    ),
-    path(
-        f"{SCOPE}/sources/window",
-        views.SourceWindowView.as_view(),
-        name="source-window",
-    ),
-    path(
-        f"{SCOPE}/source-audit",
-        views.SourceAuditCollectionView.as_view(),
-        name="source-audit-collection",
-    ),
-    path(f"{SCOPE}/search", views.SourceSearchView.as_view(), name="source-search"),
-    path(AUDIT, views.SourceAuditDetailView.as_view(), name="source-audit-detail"),
-    path(ATTEMPTS, views.SourceAttemptsView.as_view(), name="source-attempts"),
-    path(SOURCE, views.SourceDetailView.as_view(), name="source-detail"),
-]
+urlpatterns = routes(
+    OPERATIONS,
+    *(operation.route.name for operation in MEMORY_OPERATIONS),
+    "source-collection",
+    "source-window",
+    "source-audit-collection",
+    "source-search",
+    "source-audit-detail",
+    "source-attempts",
+    "source-detail",
+)
+
+__all__ = ["SCOPE", "first_urlpatterns", "urlpatterns"]

@@ -52,8 +52,14 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Tests marked ``postgres`` cannot run on SQLite: fail loudly if selected there."""
+    """Tests marked ``postgres`` cannot run on SQLite: fail loudly if selected there.
+    Tests marked ``sqlite`` show SQLite's form of a statement: skipped on PostgreSQL
+    (the SQLite run, ``make test-sqlite``, runs them)."""
     if connection.vendor == "postgresql":
+        skip = pytest.mark.skip(reason="shows the SQLite form; make test-sqlite")
+        for item in items:
+            if item.get_closest_marker("sqlite"):
+                item.add_marker(skip)
         return
     selected = [item for item in items if item.get_closest_marker("postgres")]
     if selected and not config.getoption("-m"):

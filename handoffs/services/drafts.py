@@ -22,12 +22,13 @@ from ..content import (
     PreparedHandoff,
     content_size_require,
 )
-from ..evidence import Purpose, SourceRef, evidence_resolve
+from ..evidence import evidence_resolve
 from ..exceptions import (
     HandoffEvidenceNotFound,
     HandoffGenerationUnavailable,
     InvalidHandoffGeneration,
 )
+from ..references import Purpose, SourceRef
 from ..selectors import claim_evidence_require, current_revision_get
 
 

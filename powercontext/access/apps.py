@@ -12,3 +12,7 @@ class AccessConfig(AppConfig):
     label = "api"
     verbose_name = "API access"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Connects the receiver of sources' scope_created; models are loaded now.
+        from . import scopes  # noqa: F401

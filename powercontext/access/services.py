@@ -10,16 +10,13 @@ principal with grants read now (``powercontext.api.permissions.current``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
 from powercontext.exceptions import InvalidRequest
-from powercontext.principals import ALL_SCOPES, Principal, Role
-from sources.exceptions import ScopeNotFound
-from sources.selectors import scope_ids_unknown
+from powercontext.principals import Principal, Role
 
 from .changes import Actor, change_record
 from .exceptions import (
@@ -37,6 +34,7 @@ from .rules import (
     scope_managed_or_refuse,
     token_touchable_or_refuse,
 )
+from .scopes import granted_scopes_exist_or_refuse
 from .selectors import TokenView, token_reach, token_seen, token_view
 from .tokens import token_create, token_forget, token_request_check, token_revoke_locked
 
@@ -81,7 +79,7 @@ def token_mint(
                 "administer, which its tokens inherit; only '*:admin' mints for it."
             )
         _lifetime_or_refuse(caller, expires_at)
-        _scopes_exist_or_refuse(scope_id for scope_id, _ in grants)
+        granted_scopes_exist_or_refuse(scope_id for scope_id, _ in grants)
         return token_create(
             principal=name,
             grants=grants,
@@ -204,7 +202,7 @@ def token_grant_set(
         scope_managed_or_refuse(caller, scope_id)
         if _retired(token):
             raise TokenRevoked()
-        _scopes_exist_or_refuse([scope_id])
+        granted_scopes_exist_or_refuse([scope_id])
         grant = TokenGrant.objects.filter(token=token, scope_id=scope_id).first()
         previous = None if grant is None else grant.role
         if grant is None:
@@ -290,11 +288,3 @@ def _lifetime_or_refuse(caller: Principal, expires_at: datetime | None) -> None:
     )
     if not lifetime_allows(caller_expires_at=caller_expires_at, expires_at=expires_at):
         raise BeyondYourLifetime()
-
-
-def _scopes_exist_or_refuse(scope_ids: Iterable[str]) -> None:
-    unknown = scope_ids_unknown(
-        scope_ids=(scope_id for scope_id in scope_ids if scope_id != ALL_SCOPES)
-    )
-    if unknown:
-        raise ScopeNotFound(details={"scope_ids": unknown})

@@ -25,17 +25,26 @@ from . import exceptions as api_exceptions
 logger = logging.getLogger("powercontext.errors")
 
 
-def error_response(error: DomainError) -> HttpResponse:
-    """Render ``error`` as the envelope with its status and headers."""
-    body = {
+def error_body(error: DomainError) -> dict[str, Any]:
+    """The envelope of ``error``: ``{"error": {code, message, details}}``."""
+    return {
         "error": {
             "code": error.code,
             "message": error.message,
             "details": error.details,
         }
     }
+
+
+def error_text(body: dict[str, Any]) -> str:
+    """An envelope as the JSON text every error answer carries."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def error_response(error: DomainError) -> HttpResponse:
+    """Render ``error`` as the envelope with its status and headers."""
     response = HttpResponse(
-        json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+        error_text(error_body(error)),
         status=error.status_code,
         content_type="application/json",
     )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from drf_spectacular.extensions import (
@@ -24,7 +23,8 @@ from drf_spectacular.extensions import (
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.renderers import OpenApiJsonRenderer
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from pydantic import BaseModel
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,8 +32,9 @@ from rest_framework.views import APIView
 from typing_extensions import TypeAliasType
 
 from powercontext.inputs import StrictInput
+from powercontext.operations import Described, Header
 
-from .schema import error_responses
+from .schema import ErrorResponseSerializer, error_responses
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
@@ -131,9 +132,15 @@ def documented(
     body: type[StrictInput] | None = None,
     answers: dict[Any, Any],
     errors: Iterable[int] = (),
-    headers: Iterable[OpenApiParameter] = (),
+    headers: Iterable[Header] = (),
+    description: str | None = None,
 ) -> Callable[[Any], Any]:
-    """``extend_schema`` for an operation described by pydantic models."""
+    """``extend_schema`` for an operation described by pydantic models.
+
+    ``answers`` map a status (or a ``(status, media type)`` pair) to a model, to
+    ``str`` (a text answer) or to ``Described`` (no model of its own; the error
+    envelope with ``error=True``).
+    """
     found: list[OpenApiParameter] = []
     if path is not None:
         found += parameters(path, OpenApiParameter.PATH)
@@ -141,45 +148,33 @@ def documented(
         found += parameters(query, OpenApiParameter.QUERY)
     # An answer given for a status (e.g. a specific 503) wins over the generic one.
     generic = {s: r for s, r in error_responses(*errors).items() if s not in answers}
-    schema = extend_schema(
+    return extend_schema(
         operation_id=operation_id,
-        parameters=[*found, *headers],
+        parameters=[*found, *(_header(header) for header in headers)],
         request=body,
-        responses={**answers, **generic},
+        responses={**{s: _answer(a) for s, a in answers.items()}, **generic},
         tags=tags,
+        description=description,
     )
-    operation = Operation(operation_id, path, query, body, answers)
-
-    def decorate(method: Any) -> Any:
-        method = schema(method)
-        method.operation = operation
-        return method
-
-    return decorate
 
 
-@dataclass(frozen=True)
-class Operation:
-    """What ``documented`` was told about one view method: its id and models.
+def _answer(answer: Any) -> Any:
+    if answer is str:
+        return OpenApiTypes.STR
+    if isinstance(answer, Described):
+        serializer = ErrorResponseSerializer if answer.error else None
+        return OpenApiResponse(serializer, description=answer.description)
+    return answer
 
-    Kept on the method as ``.operation``, so other descriptions of the same
-    operation (the MCP tools) are generated from the same models as the view's
-    validation and its OpenAPI entry.
-    """
 
-    operation_id: str
-    path: type[StrictInput] | None
-    query: type[StrictInput] | None
-    body: type[StrictInput] | None
-    answers: dict[Any, Any]
-
-    def answer_model(self) -> type[BaseModel] | None:
-        """The pydantic model of the JSON success answer, if it has one."""
-        for status, answer in self.answers.items():
-            success = isinstance(status, int) and 200 <= status < 300
-            if success and isinstance(answer, type) and issubclass(answer, BaseModel):
-                return answer
-        return None
+def _header(header: Header) -> OpenApiParameter:
+    return OpenApiParameter(
+        header.name,
+        str,
+        OpenApiParameter.HEADER,
+        response=list(header.response) if header.response else False,
+        description=header.description,
+    )
 
 
 class PlainJsonOpenApiRenderer(OpenApiJsonRenderer):

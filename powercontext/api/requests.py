@@ -10,6 +10,7 @@ reference answers 400 (the Source lists), 422 elsewhere.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from django.http import QueryDict
@@ -47,9 +48,27 @@ def parse_query(
     model: type[Model], query: QueryDict, *, invalid_status: int = 422
 ) -> Model:
     """The query string validated by ``model`` (one value per key)."""
+    return _parse_query_lists(model, query.lists(), invalid_status)
+
+
+def parse_query_values(
+    model: type[Model], query: Mapping[str, str], *, invalid_status: int = 422
+) -> Model:
+    """Query values given one per key (an MCP tool's arguments, as the text a URL
+    would carry them), validated exactly as ``parse_query`` validates a URL's."""
+    return _parse_query_lists(
+        model, ((key, [value]) for key, value in query.items()), invalid_status
+    )
+
+
+def _parse_query_lists(
+    model: type[Model],
+    lists: Iterable[tuple[str, list[str]]],
+    invalid_status: int,
+) -> Model:
     values: dict[str, str] = {}
     errors: list[ErrorItem] = []
-    for key, key_values in query.lists():
+    for key, key_values in lists:
         for value in (key, *key_values):
             problem = text_problem(value)
             if problem:

@@ -14,6 +14,7 @@ rewrites integer literals a client could not send back).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -70,6 +71,12 @@ class StreamedJSONResponse(StreamingHttpResponse):
     ``items`` are rendered one at a time by ``render``; ``tail`` is called once
     they are all written and returns the other members of the object (a cursor
     that depends on where the items stopped).
+
+    The first chunk is made here, before the view returns: its rows are read
+    now, so a database that fails before anything is sent is the API's error
+    (``503 unavailable``) rather than the server's bare 500. A failure in a later
+    chunk, after the status went out, can only cut the answer short: the client
+    sees an unterminated body, never a complete wrong one.
     """
 
     def __init__(
@@ -80,8 +87,10 @@ class StreamedJSONResponse(StreamingHttpResponse):
         *,
         status: int = 200,
     ) -> None:
+        chunks = _stream(items, render, tail)
+        first = next(chunks)  # _stream yields at least once
         super().__init__(
-            _stream(items, render, tail),
+            itertools.chain((first,), chunks),
             status=status,
             content_type="application/json",
         )

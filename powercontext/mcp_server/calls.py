@@ -1,48 +1,54 @@
-"""Running a tool: its operation's view, called in-process with the arguments.
+"""Running a tool: its operation, called directly with the arguments.
 
-The arguments are split as the HTTP operation takes them - path parameters,
-query parameters, the rest as the JSON body - into a request that carries the
-caller's own ``Authorization`` (and address, host and trace headers). The view
-then does what it does over HTTP: authentication, the rate limit of a read or
-a write, the strict model, ``authorize`` on the scope, the service, the one
-error renderer. Its answer becomes the tool's result: ``structuredContent`` is
-the answer's body and ``content`` the same JSON as text; a 4xx/5xx answer is an
-``isError`` result whose ``structuredContent`` is the error envelope.
+The ``/mcp`` request was authenticated once, by DRF, as every API request is; a
+tool call then does what the operation's HTTP method does, without an HTTP
+request of its own: the arguments are split as the operation takes them - path
+parameters, query parameters, the rest as the body - and each part is validated
+by the operation's own model; the call counts against the caller's write or read
+limit as the operation does over HTTP; then the grant (``Access``), the call and
+the rendering are ``powercontext.api.operations``'s. The result is rendered once:
+``structuredContent`` is the answer's body and ``content`` the same JSON as text;
+a refusal is an ``isError`` result whose ``structuredContent`` is the error
+envelope the HTTP operation would answer, and whose text names its status.
 
-Path and query arguments must already have their schema's JSON type before they
-become URL text: over HTTP the view parses text, and ``"3"`` turned into the
-text ``3`` would be an integer the caller never sent. Nothing is coerced.
+Path and query arguments must already have their schema's JSON type: over HTTP
+the operation parses text, and ``"3"`` would be an integer the caller never sent.
+Nothing is coerced; they are then given to the models as the text a URL would
+carry, so they meet exactly the HTTP operation's validation.
 """
 
 from __future__ import annotations
 
 import functools
-import io
 import json
+import math
 from typing import Any
-from urllib.parse import urlencode
 
 import mcp_types as types
-from django.core.handlers.wsgi import WSGIRequest
-from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from rest_framework.exceptions import Throttled
+from rest_framework.request import Request
 
-from powercontext.api.errors import error_response
+from powercontext.api.cursors import Walk
+from powercontext.api.errors import as_domain_error, error_body, error_text
 from powercontext.api.middleware import request_id_of
+from powercontext.api.operations import GRANTS, perform
+from powercontext.api.permissions import principal_of
+from powercontext.api.ratelimit import principal_limit
+from powercontext.api.requests import parse_path, parse_query_values
+from powercontext.api.responses import dumps
 from powercontext.exceptions import DomainError, NotFound, RequestValidationError
 from powercontext.inputs import (
     ErrorItem,
+    check_json_value,
     error_item,
     validate_input,
     validation_errors,
 )
-from powercontext.jsonvalues import stored_json_loads
+from powercontext.jsonvalues import RawJSON, stored_json_loads
+from powercontext.operations import Context, Given, Operation, Streamed, Text
 
 from .catalogue import Tool
-
-# Headers of the POST to /mcp that must not reach the operation: its own
-# conditions and content negotiation are not the tool call's.
-_DROPPED_HEADERS = ("HTTP_IF_", "HTTP_ACCEPT", "HTTP_MCP_", "HTTP_CONTENT_")
 
 
 class UnknownTool(NotFound):
@@ -51,38 +57,41 @@ class UnknownTool(NotFound):
 
 
 def tool_call(
-    outer: HttpRequest, tools: dict[str, Tool], name: str, arguments: dict[str, Any]
+    request: Request, tools: dict[str, Tool], name: str, arguments: dict[str, Any]
 ) -> types.CallToolResult:
-    """The result of calling tool ``name`` with ``arguments`` as ``outer``'s caller."""
+    """The result of calling tool ``name`` with ``arguments`` as ``request``'s
+    (authenticated) caller."""
     tool = tools.get(name)
     try:
         if tool is None:
             raise UnknownTool(details={"tool": name})
-        request, path = _operation_request(outer, tool, arguments)
-    except DomainError as refused:
-        return _result(name, error_response(refused))
-    return _result(name, tool.handler(request, **path))
+        result, walk = _perform(request, tool, arguments)
+        return _answer(tool.operation, result, walk)
+    # Every failure is the operation's error answer, as DRF's exception handler
+    # makes it over HTTP (an unexpected one is logged there and is a 500).
+    except Exception as failure:
+        return _refusal(name, as_domain_error(failure))
 
 
-def _operation_request(
-    outer: HttpRequest, tool: Tool, arguments: dict[str, Any]
-) -> tuple[WSGIRequest, dict[str, Any]]:
-    """The HTTP request of ``tool``'s operation, and its path parameters."""
+def _perform(
+    request: Request, tool: Tool, arguments: dict[str, Any]
+) -> tuple[Any, Walk | None]:
+    """Validate ``arguments`` as the operation's inputs, count the call, perform it."""
     operation = tool.operation
     path = {k: v for k, v in arguments.items() if k in tool.path_fields}
     query = {k: v for k, v in arguments.items() if k in tool.query_fields}
-    _check_json_types(operation.path, path, operation.query, query)
-    if operation.path is not None:
-        path = _as_path_text(operation.path, path)
-        # The view validates them again; missing ones must fail here, as a call
-        # with a missing keyword is no request at all.
-        validate_input(operation.path, path, where="path")
-    query = {k: _query_value(v) for k, v in query.items() if v is not None}
     body = {
         k: v
         for k, v in arguments.items()
         if k not in tool.path_fields and k not in tool.query_fields
     }
+    _check_json_types(operation.path, path, operation.query, query)
+    path_input = None
+    if operation.path is not None:
+        path = _as_path_text(operation.path, path)
+        # Missing arguments first: a call without one names no resource at all.
+        validate_input(operation.path, path, where="path")
+        path_input = parse_path(operation.path, **path)
     if operation.body is None and body:
         raise RequestValidationError(
             [
@@ -90,25 +99,51 @@ def _operation_request(
                 for k in sorted(body)
             ]
         )
-    # ASCII escapes: a lone surrogate reaches the body parser, which refuses it.
-    payload = b"" if operation.body is None else json.dumps(body).encode()
-    environ = {
-        key: value
-        for key, value in outer.META.items()
-        if not key.startswith(_DROPPED_HEADERS)
-    }
-    environ.update(
-        {
-            "REQUEST_METHOD": tool.http_method,
-            "QUERY_STRING": urlencode(query),
-            "CONTENT_TYPE": "application/json" if payload else "",
-            "CONTENT_LENGTH": str(len(payload)),
-            "wsgi.input": io.BytesIO(payload),
-        }
+    principal = principal_of(request)
+    decision = principal_limit(principal.name, write=not operation.reads)
+    if not decision.allowed:
+        raise Throttled(wait=decision.retry_after)
+    given = Given(
+        path=path_input,
+        query=None if operation.query is None else _query_input(operation, query),
+        body=None if operation.body is None else _body_input(operation.body, body),
     )
-    request = WSGIRequest(environ)
-    request.request_id = request_id_of(outer)  # type: ignore[attr-defined]
-    return request, path
+    context = Context(principal, request_id_of(request), GRANTS)
+    return perform(operation, given, context)
+
+
+def _query_input(operation: Operation, query: dict[str, Any]) -> Any:
+    assert operation.query is not None
+    text = {k: _query_value(v) for k, v in query.items() if v is not None}
+    return parse_query_values(
+        operation.query, text, invalid_status=operation.query_invalid_status
+    )
+
+
+def _body_input(model: type[BaseModel], body: dict[str, Any]) -> Any:
+    """``body`` validated as a JSON body is: storable values, then the model."""
+    try:
+        check_json_value(body, ("body",))
+    except RequestValidationError:
+        if _holds_non_finite(body):  # text JSON has no such number: not JSON
+            raise RequestValidationError.single(
+                ["body"], "json_invalid", "The request body is not valid JSON."
+            ) from None
+        raise
+    return validate_input(model, body, where="body")  # type: ignore[type-var]
+
+
+def _holds_non_finite(value: Any) -> bool:
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, float) and not math.isfinite(node):
+            return True
+    return False
 
 
 def _check_json_types(
@@ -188,33 +223,55 @@ def _query_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def _result(name: str, response: HttpResponseBase) -> types.CallToolResult:
-    body = _body_of(response)
-    text = body.decode()
-    if response.status_code >= 400:
-        return types.CallToolResult(
-            content=[
-                types.TextContent(
-                    text=f"Error calling tool '{name}': "
-                    f"HTTP error {response.status_code}: {text}"
-                )
-            ],
-            structured_content=json.loads(text),
-            is_error=True,
-        )
-    if response.get("Content-Type", "").startswith("application/json"):
-        return types.CallToolResult(
-            content=[types.TextContent(text=text)],
-            structured_content=stored_json_loads(text),
-        )
-    return types.CallToolResult(content=[types.TextContent(text=text)] if text else [])
+# --- Results --------------------------------------------------------------------------
 
 
-def _body_of(response: HttpResponseBase) -> bytes:
-    if isinstance(response, StreamingHttpResponse):
-        return b"".join(response.streaming_content)  # type: ignore[arg-type]
-    render = getattr(response, "render", None)
-    if render is not None:
-        render()
-    content: bytes = response.content  # type: ignore[attr-defined]
-    return content
+def _answer(
+    operation: Operation, result: Any, walk: Walk | None
+) -> types.CallToolResult:
+    """The tool result of ``result``: the HTTP answer's body, rendered once."""
+    if walk is not None:
+        return _json_result(walk.body(result, operation.render))
+    body = operation.render(result)
+    if isinstance(body, Streamed):
+        items = [body.render(item) for item in body.items]
+        return _json_result({"items": items, **body.tail()})
+    if isinstance(body, Text):
+        return types.CallToolResult(
+            content=[types.TextContent(text=body.text)] if body.text else []
+        )
+    if body is None:
+        return types.CallToolResult(content=[])
+    return _json_result(body)
+
+
+def _json_result(body: Any) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=dumps(body))],
+        structured_content=_plain(body),
+    )
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with stored JSON (``RawJSON``) decoded, for ``structuredContent``."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, RawJSON):
+        return stored_json_loads(value.text)
+    return value
+
+
+def _refusal(name: str, error: DomainError) -> types.CallToolResult:
+    body = error_body(error)
+    return types.CallToolResult(
+        content=[
+            types.TextContent(
+                text=f"Error calling tool '{name}': "
+                f"HTTP error {error.status_code}: {error_text(body)}"
+            )
+        ],
+        structured_content=body,
+        is_error=True,
+    )

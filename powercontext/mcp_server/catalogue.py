@@ -1,11 +1,11 @@
-"""A tool as the catalogue describes it: an HTTP operation under a tool name.
+"""A tool as the catalogue describes it: a declared operation under a tool name.
 
-A ``Tool`` names a view class and one of its methods; everything else is read
-from what the method's ``documented(...)`` recorded (``Operation``): the path,
-query and body models give the arguments and the ``inputSchema`` (one flat
-object, path parameters first), the success answer's model the
-``outputSchema``. So a tool can never accept or promise other than its
-operation: the same models validate the HTTP request.
+Everything is read from the operation's declaration (``powercontext.operations``):
+its ``ToolSpec`` gives the name, description and hints; the path, query and body
+models give the arguments and the ``inputSchema`` (one flat object, path
+parameters first); the success answer's model the ``outputSchema``. So a tool can
+never accept or promise other than its operation: the same models validate the
+HTTP request and the tool's arguments.
 """
 
 from __future__ import annotations
@@ -16,48 +16,41 @@ from typing import Any
 
 import mcp_types as types
 from pydantic import BaseModel
-from rest_framework.views import APIView
 
-from powercontext.api.openapi import Operation
-
-# Hints for a tool that only reads (as the reference marks its reads).
-READ_ONLY = types.ToolAnnotations(
-    read_only_hint=True,
-    destructive_hint=False,
-    idempotent_hint=True,
-    open_world_hint=False,
-)
+from powercontext.operations import Operation, ToolHints, ToolSpec
 
 
-def writes(*, destructive: bool, idempotent: bool) -> types.ToolAnnotations:
-    """Hints for a tool that changes something inside this service."""
+def tool_annotations(hints: ToolHints | None) -> types.ToolAnnotations | None:
+    """The SDK's annotations for ``hints`` (none of this service's tools reach
+    outside it)."""
+    if hints is None:
+        return None
     return types.ToolAnnotations(
-        read_only_hint=False,
-        destructive_hint=destructive,
-        idempotent_hint=idempotent,
+        read_only_hint=hints.read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
         open_world_hint=False,
     )
 
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: ``view``'s ``method`` (``"post"``, ``"get"``, ...) as ``name``."""
+    """One tool: ``operation``, called as its ``ToolSpec`` names it."""
 
-    name: str
-    view: type[APIView]
-    method: str
-    description: str
-    annotations: types.ToolAnnotations | None = None
+    operation: Operation
 
     @cached_property
-    def operation(self) -> Operation:
-        operation: Operation = getattr(self.view, self.method).operation
-        return operation
+    def spec(self) -> ToolSpec:
+        assert self.operation.tool is not None, "an operation offered as a tool"
+        return self.operation.tool
 
-    @cached_property
-    def handler(self) -> Any:
-        """The view function, as the URL conf would call it."""
-        return self.view.as_view()
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
 
     @cached_property
     def path_fields(self) -> frozenset[str]:
@@ -67,10 +60,6 @@ class Tool:
     def query_fields(self) -> frozenset[str]:
         return _fields(self.operation.query)
 
-    @cached_property
-    def http_method(self) -> str:
-        return self.method.upper()
-
     def definition(self) -> types.Tool:
         """The tool as ``tools/list`` shows it."""
         answer = self.operation.answer_model()
@@ -79,7 +68,7 @@ class Tool:
             description=self.description,
             input_schema=self.input_schema(),
             output_schema=None if answer is None else _answer_schema(answer),
-            annotations=self.annotations,
+            annotations=tool_annotations(self.spec.hints),
         )
 
     def input_schema(self) -> dict[str, Any]:

@@ -34,7 +34,7 @@ class _Endpoint:
 
     def before_request(self, method: str) -> None:
         if method == "tools/call":
-            return  # limited as its operation, by the operation's view
+            return  # limited as its operation is (``calls``)
         decision = principal_limit(principal_of(self.request).name, write=False)
         if not decision.allowed:
             raise Throttled(wait=decision.retry_after)
@@ -43,7 +43,7 @@ class _Endpoint:
         return _tool_list()
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        return tool_call(self.request._request, REGISTRY, name, arguments)
+        return tool_call(self.request, REGISTRY, name, arguments)
 
 
 def answer(request: Request) -> protocol.Reply:

@@ -19,6 +19,7 @@ import mcp_types as types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, ValidationError
 
+from powercontext.jsonvalues import request_float
 from powercontext.text import text_problem
 from powercontext.version import VERSION
 
@@ -88,7 +89,10 @@ Params = TypeVar("Params", bound=BaseModel)
 def reply(raw: bytes, handlers: Handlers) -> Reply:
     """The answer to the POSTed ``raw`` body."""
     try:
-        data = json.loads(raw, object_pairs_hook=_no_duplicates)
+        # ``-0.0`` read as ``0.0``, as the API's body parser reads it.
+        data = json.loads(
+            raw, object_pairs_hook=_no_duplicates, parse_float=request_float
+        )
     except (ValueError, RecursionError) as exc:
         fault = _Fault(types.PARSE_ERROR, f"Parse error: {exc}")
         return Reply(400, types.JSONRPCError(jsonrpc="2.0", id=None, error=fault.error))

@@ -2,7 +2,7 @@
 
 Authentication is the API's: no token or a bad one is HTTP 401 with
 ``WWW-Authenticate: Bearer`` before the body is read. Rate limits: a tool call
-counts as its operation does (a write or a read, in the view it runs); any
+counts as its operation does (a write or a read, ``calls``); any
 other request counts as a read here. Outside the OpenAPI document: it answers
 JSON-RPC, not the REST API (docs/api.md, "MCP").
 """

@@ -9,18 +9,14 @@ from .envelopes import envelope_overlay, envelope_replace
 from .erasure import envelope_notes_erase, envelopes_holding, notes_kept_condition
 from .retention import PruneResult, envelope_revisions_prune
 from .working_notes import (
-    DEFAULT_NOTE_KIND,
-    NotesCapture,
     WorkingNotesWrite,
     working_notes_clear,
     working_notes_put,
 )
-from .writes import EnvelopeWrite
+from .writes import EnvelopeWritten
 
 __all__ = [
-    "DEFAULT_NOTE_KIND",
-    "EnvelopeWrite",
-    "NotesCapture",
+    "EnvelopeWritten",
     "PruneResult",
     "WorkingNotesWrite",
     "envelope_notes_erase",

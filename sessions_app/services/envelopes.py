@@ -14,7 +14,7 @@ from ..meta import same_value, sanitize_value
 from ..meta_keys import Owner, known_owner, owner_of
 from ..models import WriteOperation
 from ..preconditions import IfMatch
-from .writes import EnvelopeWrite, Meta, Writer, envelope_write, set_key
+from .writes import EnvelopeWritten, Meta, Writer, envelope_write, set_key
 
 
 def envelope_replace(
@@ -25,7 +25,7 @@ def envelope_replace(
     if_match: IfMatch | None,
     principal: Principal,
     request_id: str,
-) -> EnvelopeWrite:
+) -> EnvelopeWritten:
     """The host's replace: ``meta`` is the complete set of host-owned and ``x-`` keys.
 
     Host keys absent from ``meta`` are cleared; worker-owned keys are carried
@@ -69,7 +69,7 @@ def envelope_overlay(
     if_match: IfMatch | None,
     principal: Principal,
     request_id: str,
-) -> EnvelopeWrite:
+) -> EnvelopeWritten:
     """The worker's overlay: set the worker-owned keys ``patch`` names.
 
     ``null`` or ``""`` clears a key; every key not named is carried forward.

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Final
 
 from django.db import transaction
 
@@ -21,23 +19,13 @@ from powercontext.principals import Principal
 from powercontext.text import IDENTITY_MAX_LENGTH
 from sources.services import AttemptLog, Receipt, attempt_log, working_note_capture
 
+from ..captures import NotesCapture
 from ..meta import sanitize_working_notes
 from ..meta_keys import WORKING_NOTES_KEY, Owner
 from ..models import WriteOperation
 from ..preconditions import IfMatch
 from ..selectors import WorkingNotesState
-from .writes import EnvelopeWrite, Meta, Writer, envelope_write, set_key
-
-DEFAULT_NOTE_KIND: Final = "host_context"
-
-
-@dataclass(frozen=True)
-class NotesCapture:
-    """What a notes PUT asks to capture; ``source_id`` None means the default."""
-
-    note_kind: str = DEFAULT_NOTE_KIND
-    expires_at: datetime | None = None
-    source_id: str | None = None
+from .writes import EnvelopeWritten, Meta, Writer, envelope_write, set_key
 
 
 @dataclass(frozen=True)
@@ -149,7 +137,7 @@ def default_capture_source_id(session_id: str, version: int) -> str:
 
 
 def _capture(
-    written: EnvelopeWrite,
+    written: EnvelopeWritten,
     capture: NotesCapture,
     scope_id: str,
     session_id: str,
@@ -176,7 +164,9 @@ def _capture(
     )
 
 
-def _notes_write(written: EnvelopeWrite, receipt: Receipt | None) -> WorkingNotesWrite:
+def _notes_write(
+    written: EnvelopeWritten, receipt: Receipt | None
+) -> WorkingNotesWrite:
     state = written.state
     notes = state.meta.get(WORKING_NOTES_KEY) if state is not None else None
     return WorkingNotesWrite(

@@ -56,7 +56,7 @@ class Writer:
 
 
 @dataclass(frozen=True)
-class EnvelopeWrite:
+class EnvelopeWritten:
     """What a write did. ``state`` is None only when no envelope exists or was made.
 
     ``notes_version`` is the version whose write left the current working notes
@@ -79,7 +79,7 @@ def envelope_write(
     writer: Writer,
     create: bool = True,
     closed_too: bool = False,
-) -> EnvelopeWrite:
+) -> EnvelopeWritten:
     """Apply ``change`` to the envelope's readable meta under the envelope row lock.
 
     Order: scope exists (``ScopeNotFound``) -> session open (``SessionClosed``,
@@ -101,7 +101,7 @@ def envelope_write(
     if envelope is None:
         _require_precondition(if_match, None)
         if not create:
-            return EnvelopeWrite(
+            return EnvelopeWritten(
                 None, created=False, changed=False, notes_version=None, at=now
             )
         written = _create_envelope(scope_id, session_id, change, writer, now)
@@ -121,7 +121,7 @@ def next_clock(previous: int, now: datetime) -> int:
 
 def _create_envelope(
     scope_id: str, session_id: str, change: MetaChange, writer: Writer, now: datetime
-) -> EnvelopeWrite | None:
+) -> EnvelopeWritten | None:
     """Insert version 1 in a savepoint; None when a concurrent write inserted it."""
     meta = change({})
     check_meta_size(meta)
@@ -143,7 +143,7 @@ def _create_envelope(
             raise
         return None
     _append_revision(envelope, meta, writer, now, previous_digests={})
-    return EnvelopeWrite(
+    return EnvelopeWritten(
         envelope_state(envelope, meta),
         created=True,
         changed=True,
@@ -158,7 +158,7 @@ def _update_envelope(
     change: MetaChange,
     writer: Writer,
     now: datetime,
-) -> EnvelopeWrite:
+) -> EnvelopeWritten:
     """The next version of a locked envelope, or nothing when nothing changes."""
     _require_precondition(if_match, envelope.version)
     current = sanitize_stored(
@@ -166,7 +166,7 @@ def _update_envelope(
     )
     meta = change(current)
     if same_meta(meta, current):
-        return EnvelopeWrite(
+        return EnvelopeWritten(
             envelope_state(envelope, current),
             created=False,
             changed=False,
@@ -188,7 +188,7 @@ def _update_envelope(
         update_fields=["meta", "version", "notes_version", "clock", "updated_at"]
     )
     _append_revision(envelope, meta, writer, now, previous_digests)
-    return EnvelopeWrite(
+    return EnvelopeWritten(
         envelope_state(envelope, meta),
         created=False,
         changed=True,

@@ -1,7 +1,7 @@
 """Reads from the registry, always filtered by scope (``scopes``, ``records``,
 ``audit``)."""
 
-from .audit import AuditFilters, attempt_page, audit_get, audit_page
+from .audit import attempt_page, audit_get, audit_page
 from .closures import session_closure_find, session_closures
 from .records import (
     SourceIdentity,
@@ -25,7 +25,6 @@ from .search import SearchFilters, SearchHit, source_search
 
 __all__ = [
     "DEFAULT_SCOPE_KEY",
-    "AuditFilters",
     "ScopeView",
     "SearchFilters",
     "SearchHit",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,8 +13,9 @@ from powercontext.db.json import JSONText
 from powercontext.limits import max_response_bytes
 from powercontext.pages import Page, Position, keyset_page
 
-from ..availability import Availability, availability_condition, session_closed_at
+from ..availability import availability_condition, session_closed_at
 from ..exceptions import SourceNotFound
+from ..filters import AuditFilters
 from ..models import CaptureAttempt, ContentSource
 from .budget import admit, load_chunks, stored_size
 from .records import RECORD_FIELDS, source_get
@@ -37,17 +37,6 @@ AUDIT_FIELDS = (
 )
 ATTEMPT_FIELDS = ("outcome", "reason", "at", "principal", "request_id")
 AUDIT_RECENT_ATTEMPTS = 20
-
-
-@dataclass(frozen=True)
-class AuditFilters:
-    working_note: bool | None = None
-    session_id: str | None = None
-    note_kind: str | None = None
-    state: Availability | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def audit_page(

@@ -34,6 +34,7 @@ from powercontext.exceptions import InvalidRequest
 from powercontext.pages import Page, Position, keyset_page
 
 from ..availability import Availability, availability_of
+from ..filters import SearchFilters
 from ..models import ContentSource, SessionClosure
 from ..search import (
     SNIPPET_BEFORE,
@@ -53,15 +54,6 @@ _SQLITE_TABLES = {
     Match.WORDS: "sources_search_words",
     Match.SUBSTRING: "sources_search_trigram",
 }
-
-
-@dataclass(frozen=True)
-class SearchFilters:
-    working_note: bool | None = None
-    session_id: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"working_note": self.working_note, "session_id": self.session_id}
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,10 @@ from collections.abc import Sequence
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from powercontext.access.grants import principal_grant_add
 from powercontext.canonical import canonical_sha256
 from powercontext.db.constraints import violates_constraint
 from powercontext.exceptions import InvalidRequest
-from powercontext.principals import Principal, Role
+from powercontext.principals import Principal
 from sources.exceptions import ScopeIdempotencyConflict, ScopeNotFound
 from sources.identifiers import new_scope_id
 from sources.models import (
@@ -21,6 +20,7 @@ from sources.models import (
     SourceJournalHead,
 )
 from sources.selectors import DEFAULT_SCOPE_KEY, ScopeView, scope_get
+from sources.signals import scope_created
 
 # What the reference names the default scope it creates at first start.
 DEFAULT_SCOPE_TITLE = "Default"
@@ -89,7 +89,8 @@ def scope_create(
     raises ``InvalidRequest``. The scope, its references, its journal head and the
     creator's admin grant (to its principal: every token of it) are written in
     one transaction; a concurrent duplicate is arbitrated by the unique
-    constraint (insert first, then classify).
+    constraint (insert first, then classify). ``scope_created`` is sent in that
+    transaction (the access app's receiver writes the creator's grant).
     """
     if idempotency_key == DEFAULT_SCOPE_KEY:
         raise InvalidRequest.for_field(
@@ -170,13 +171,12 @@ def _scope_insert(
             for index, (kind, value) in enumerate(external_references)
         )
         SourceJournalHead.objects.create(scope=scope)
-        if principal.token_id is not None:
-            principal_grant_add(
-                principal=principal,
-                scope_id=scope.scope_id,
-                role=Role.ADMIN,
-                request_id=request_id,
-            )
+        scope_created.send(
+            sender=Scope,
+            scope_id=scope.scope_id,
+            principal=principal,
+            request_id=request_id,
+        )
     view = ScopeView(
         scope_id=scope.scope_id,
         title=title,

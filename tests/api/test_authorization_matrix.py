@@ -4,7 +4,10 @@ Every route x method the URLconf serves must have a row in ``MATRIX``: the role 
 needs (``viewer``, ``contributor``, ``admin`` on the scope it names; ``everywhere``
 for a ``*`` grant of contributor or more; ``star`` for a ``*`` grant of any role;
 ``any`` for any valid token; ``public``
-for no token at all) and a request that succeeds when allowed. A new route without
+for no token at all) and a request that succeeds when allowed. For a declared
+operation (``<app>/operations.py``) the role is read from its declaration
+(``Operation.access.needs``, through the view the URL conf routes to), never
+written here a second time (``DECLARED``). A new route without
 a row fails ``test_every_route_has_a_row``. Each row is then sent by every kind of
 caller - no token, an unknown, revoked or expired token, viewer / contributor /
 admin on the scope, admin on another scope only, and ``*`` grants of each role -
@@ -47,9 +50,14 @@ class World:
     hold_id: str = ""
 
 
+# The role of a declared operation: its declaration's (``_declared``).
+DECLARED = "declared"
+
+
 @dataclass(frozen=True)
 class Row:
-    needs: str  # public | any | star | everywhere | viewer | contributor | admin
+    # public | any | star | everywhere | viewer | contributor | admin, or DECLARED
+    needs: str
     path: Callable[[World], str]
     body: Callable[[World], Any] = lambda world: None
     success: tuple[int, ...] = (200,)
@@ -106,24 +114,24 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("openapi", "get"): Row("public", lambda world: "/openapi.json"),
     ("metrics", "get"): Row("star", lambda world: "/metrics"),
     ("docs", "get"): Row("public", lambda world: "/docs"),
-    ("scope-collection", "get"): Row("any", lambda world: "/v1/scopes"),
+    ("scope-collection", "get"): Row(DECLARED, lambda world: "/v1/scopes"),
     ("scope-collection", "post"): Row(
-        "everywhere",
+        DECLARED,
         lambda world: "/v1/scopes",
         lambda world: {"title": "t", "summary": "s", "idempotency_key": "matrix"},
         (201,),
     ),
-    ("scope-detail", "get"): Row("viewer", _scope("")),
+    ("scope-detail", "get"): Row(DECLARED, _scope("")),
     # The first call of each principal creates its default scope.
-    ("scope-default", "get"): Row("everywhere", lambda world: "/v1/scopes/default"),
+    ("scope-default", "get"): Row(DECLARED, lambda world: "/v1/scopes/default"),
     ("capture-content", "post"): Row(
-        "contributor",
+        DECLARED,
         lambda world: "/v1/sources/content",
         lambda world: {"scope_id": world.scope, "source_id": "m-1", "content": "m"},
         (202,),
     ),
     ("capture-working-note", "post"): Row(
-        "contributor",
+        DECLARED,
         lambda world: "/v1/sources/working-notes",
         lambda world: {
             "scope_id": world.scope,
@@ -134,73 +142,69 @@ MATRIX: dict[tuple[str, str], Row] = {
         },
         (202,),
     ),
-    ("source-collection", "get"): Row("viewer", _scope("/sources")),
+    ("source-collection", "get"): Row(DECLARED, _scope("/sources")),
     ("source-collection", "post"): Row(
-        "contributor", _scope("/sources"), lambda world: {"content": "x"}, (201,)
+        DECLARED, _scope("/sources"), lambda world: {"content": "x"}, (201,)
     ),
-    ("source-window", "get"): Row("viewer", _scope("/sources/window")),
-    ("source-audit-collection", "get"): Row("viewer", _scope("/source-audit")),
-    ("source-audit-detail", "get"): Row("viewer", _scope("/source-audit/content/c-1")),
-    ("source-attempts", "get"): Row("viewer", _scope("/source-attempts/content/c-1")),
-    ("source-detail", "get"): Row("viewer", _scope("/sources/content/c-1")),
-    ("session-envelope", "get"): Row("viewer", _scope("/sessions/sess-1/envelope")),
+    ("source-window", "get"): Row(DECLARED, _scope("/sources/window")),
+    ("source-audit-collection", "get"): Row(DECLARED, _scope("/source-audit")),
+    ("source-audit-detail", "get"): Row(DECLARED, _scope("/source-audit/content/c-1")),
+    ("source-attempts", "get"): Row(DECLARED, _scope("/source-attempts/content/c-1")),
+    ("source-detail", "get"): Row(DECLARED, _scope("/sources/content/c-1")),
+    ("session-envelope", "get"): Row(DECLARED, _scope("/sessions/sess-1/envelope")),
     ("session-envelope", "put"): Row(
-        "contributor", _scope("/sessions/sess-1/envelope"), _envelope, (200,)
+        DECLARED, _scope("/sessions/sess-1/envelope"), _envelope, (200,)
     ),
     ("session-envelope", "patch"): Row(
-        "contributor",
+        DECLARED,
         _scope("/sessions/sess-1/envelope"),
         lambda world: {"meta": {"turnStatus": "idle"}},
         (200,),
     ),
     ("session-working-notes", "get"): Row(
-        "viewer", _scope("/sessions/sess-1/working-notes")
+        DECLARED, _scope("/sessions/sess-1/working-notes")
     ),
     ("session-working-notes", "put"): Row(
-        "contributor",
+        DECLARED,
         _scope("/sessions/sess-1/working-notes"),
         lambda world: {"notes": "the notes"},
         (200,),
     ),
     ("session-working-notes", "delete"): Row(
-        "contributor", _scope("/sessions/sess-2/working-notes")
+        DECLARED, _scope("/sessions/sess-2/working-notes")
     ),
     ("session-working-notes-fold", "get"): Row(
-        "viewer", _scope("/sessions/sess-1/working-notes/fold")
+        DECLARED, _scope("/sessions/sess-1/working-notes/fold")
     ),
     ("evidence-resolve", "post"): Row(
-        "viewer",
+        DECLARED,
         _scope("/evidence/resolve"),
         lambda world: {
             "purpose": "handoff",
             "refs": [{"name": "content", "source_id": "c-1"}],
         },
     ),
-    ("handoff-finalize", "post"): Row(
-        "contributor", lambda world: handoff.FINALIZE, _draft
-    ),
-    ("handoff-commit", "post"): Row(
-        "contributor", lambda world: handoff.COMMIT, _commit
-    ),
+    ("handoff-finalize", "post"): Row(DECLARED, lambda world: handoff.FINALIZE, _draft),
+    ("handoff-commit", "post"): Row(DECLARED, lambda world: handoff.COMMIT, _commit),
     ("handoff-continue", "post"): Row(
-        "viewer",
+        DECLARED,
         lambda world: handoff.CONTINUE,
         lambda world: {"scope_id": world.scope, "selection": "latest"},
     ),
     ("handoff-hint", "post"): Row(
-        "viewer",
+        DECLARED,
         lambda world: handoff.HINT,
         lambda world: {"scope_id": world.scope, "selection": "latest"},
     ),
     ("handoff-prepare", "post"): Row(
-        "contributor",
+        DECLARED,
         lambda world: handoff.PREPARE,
         _generation(evidence=[handoff.sc("c-1")]),
         (503,),
     ),
-    ("token-collection", "get"): Row("any", lambda world: "/v1/tokens"),
+    ("token-collection", "get"): Row(DECLARED, lambda world: "/v1/tokens"),
     ("token-collection", "post"): Row(
-        "admin",
+        DECLARED,
         lambda world: "/v1/tokens",
         lambda world: {
             "name": "minted",
@@ -208,58 +212,58 @@ MATRIX: dict[tuple[str, str], Row] = {
         },
         (201,),
     ),
-    ("token-detail", "get"): Row("admin", _token(), refused=404),
-    ("token-detail", "patch"): Row("admin", _token(), _in_a_day, refused=404),
-    ("token-revoke", "post"): Row("admin", _token("/revoke"), refused=404),
+    ("token-detail", "get"): Row(DECLARED, _token(), refused=404),
+    ("token-detail", "patch"): Row(DECLARED, _token(), _in_a_day, refused=404),
+    ("token-revoke", "post"): Row(DECLARED, _token("/revoke"), refused=404),
     ("token-rotate", "post"): Row(
-        "admin",
+        DECLARED,
         _token("/rotate"),
         lambda world: {"grace_seconds": 0},
         (201,),
         refused=404,
     ),
     ("token-grants", "post"): Row(
-        "admin",
+        DECLARED,
         _token("/grants"),
         lambda world: {"scope": world.scope, "role": "admin"},
         refused=404,
     ),
     ("token-grant-detail", "delete"): Row(
-        "admin",
+        DECLARED,
         lambda world: f"/v1/tokens/{world.token_id}/grants/{world.scope}",
         refused=404,
     ),
     # The legacy Memory routes refuse every valid request (422): those the reference
     # refuses without a scope lookup need any token, the others a grant on the scope.
     ("memory-remember", "post"): Row(
-        "contributor",
+        DECLARED,
         lambda world: "/v1/memory/remember",
         lambda world: {"scope_id": world.scope, "kind": "k", "text": "t"},
         (422,),
     ),
     ("memory-search", "post"): Row(
-        "viewer",
+        DECLARED,
         lambda world: "/v1/memory/search",
         lambda world: {"scope_id": world.scope, "query": "q"},
         (422,),
     ),
     ("memory-flush", "post"): Row(
-        "contributor", lambda world: "/v1/memory/flush", _memory_scope, (422,)
+        DECLARED, lambda world: "/v1/memory/flush", _memory_scope, (422,)
     ),
     ("memory-capacity", "post"): Row(
-        "any", lambda world: "/v1/memory/capacity", _memory_scope, (422,)
+        DECLARED, lambda world: "/v1/memory/capacity", _memory_scope, (422,)
     ),
     ("memory-entries-list", "post"): Row(
-        "viewer", lambda world: "/v1/memory/entries/list", _memory_scope, (422,)
+        DECLARED, lambda world: "/v1/memory/entries/list", _memory_scope, (422,)
     ),
     ("memory-entries-get", "post"): Row(
-        "viewer",
+        DECLARED,
         lambda world: "/v1/memory/entries/get",
         lambda world: {"scope_id": world.scope, "citation": {}},
         (422,),
     ),
     ("memory-entries-revise", "post"): Row(
-        "any",
+        DECLARED,
         lambda world: "/v1/memory/entries/revise",
         lambda world: {
             "scope_id": world.scope,
@@ -270,13 +274,13 @@ MATRIX: dict[tuple[str, str], Row] = {
         (422,),
     ),
     ("memory-entries-retire", "post"): Row(
-        "any",
+        DECLARED,
         lambda world: "/v1/memory/entries/retire",
         lambda world: {"scope_id": world.scope, "citation": {}},
         (422,),
     ),
     ("memory-changes", "post"): Row(
-        "any", lambda world: "/v1/memory/changes", _memory_scope, (422,)
+        DECLARED, lambda world: "/v1/memory/changes", _memory_scope, (422,)
     ),
     # Any valid token may talk MCP; each tool call is then authorized as its
     # operation (tests/mcp/).
@@ -286,35 +290,35 @@ MATRIX: dict[tuple[str, str], Row] = {
         lambda world: {"jsonrpc": "2.0", "id": 1, "method": "ping"},
     ),
     ("session-close", "post"): Row(
-        "contributor", _scope("/sessions/sess-3/close"), lambda world: {}, (200, 201)
+        DECLARED, _scope("/sessions/sess-3/close"), lambda world: {}, (200, 201)
     ),
-    ("legal-hold-collection", "get"): Row("admin", _scope("/legal-holds")),
+    ("legal-hold-collection", "get"): Row(DECLARED, _scope("/legal-holds")),
     ("legal-hold-collection", "post"): Row(
-        "admin", _scope("/legal-holds"), lambda world: {"reason": "r"}, (201,)
+        DECLARED, _scope("/legal-holds"), lambda world: {"reason": "r"}, (201,)
     ),
     ("legal-hold-release", "post"): Row(
-        "admin",
+        DECLARED,
         lambda world: f"/v1/scopes/{world.scope}/legal-holds/{world.hold_id}/release",
         lambda world: {"reason": "r"},
     ),
     ("scope-purge", "post"): Row(
-        "admin",
+        DECLARED,
         _scope("/purge"),
         lambda world: {"older_than_seconds": 0, "dry_run": True},
     ),
-    ("source-redact", "get"): Row("viewer", _scope("/sources/content/c-2/redact")),
+    ("source-redact", "get"): Row(DECLARED, _scope("/sources/content/c-2/redact")),
     ("source-redact", "post"): Row(
-        "admin", _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}
+        DECLARED, _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}
     ),
-    ("source-search", "get"): Row("viewer", _scope("/search?q=content")),
-    ("envelope-search", "get"): Row("viewer", _scope("/search/envelopes?q=notes")),
+    ("source-search", "get"): Row(DECLARED, _scope("/search?q=content")),
+    ("envelope-search", "get"): Row(DECLARED, _scope("/search/envelopes?q=notes")),
     ("scope-redactions", "post"): Row(
-        "admin",
+        DECLARED,
         _scope("/redactions"),
         lambda world: {"q": "no such text", "reason": "r", "dry_run": True},
     ),
     ("handoff-activate", "post"): Row(
-        "contributor",
+        DECLARED,
         lambda world: handoff.ACTIVATE,
         _generation(boundary_source={"name": "content", "source_id": "c-1"}),
         (503,),
@@ -340,6 +344,35 @@ def _routes() -> set[tuple[str, str]]:
             (entry.name, method) for method in METHODS if hasattr(view_class, method)
         )
     return found
+
+
+def _declared() -> dict[tuple[str, str], str]:
+    """(route name, method) -> the role its operation's declaration needs."""
+    found: dict[tuple[str, str], str] = {}
+    pending: list[Any] = list(get_resolver().url_patterns)
+    while pending:
+        entry = pending.pop()
+        if isinstance(entry, URLResolver):
+            pending.extend(entry.url_patterns)
+            continue
+        view_class = getattr(entry.callback, "view_class", None)
+        for method, operation in getattr(view_class, "operations", {}).items():
+            found[(entry.name, method)] = operation.access.needs
+    return found
+
+
+DECLARED_NEEDS = _declared()
+
+
+def _needs(route: str, method: str) -> str:
+    row = MATRIX[(route, method)]
+    return DECLARED_NEEDS[(route, method)] if row.needs == DECLARED else row.needs
+
+
+def test_declared_operations_take_their_role_from_the_declaration() -> None:
+    declared_rows = {key for key, row in MATRIX.items() if row.needs == DECLARED}
+
+    assert declared_rows == DECLARED_NEEDS.keys()
 
 
 def test_every_route_has_a_row() -> None:
@@ -391,21 +424,21 @@ def _client(caller: str, world: World) -> ApiClient:
     return ApiClient(token_create(principal=caller, grants=_grants(caller, world))[1])
 
 
-def _expected(row: Row, caller: str) -> tuple[int, ...]:
+def _expected(row: Row, needs: str, caller: str) -> tuple[int, ...]:
     """401, 403 (or the row's refusal) or its success, by the role rules of api.md 3."""
-    if row.needs == "public":
+    if needs == "public":
         return row.success
     if caller in ("no-token", "unknown", "revoked", "expired"):
         return (401,)
-    if row.needs == "any":
+    if needs == "any":
         return row.success
     role = Role(caller[2:]) if caller.startswith("*:") else None
-    if row.needs == "star":
+    if needs == "star":
         allowed = role is not None
-    elif row.needs == "everywhere":
+    elif needs == "everywhere":
         allowed = role is not None and ROLE_RANK[role] >= ROLE_RANK[Role.CONTRIBUTOR]
     else:
-        needed = ROLE_RANK[Role(row.needs)]
+        needed = ROLE_RANK[Role(needs)]
         held = role or (None if caller == "admin-elsewhere" else Role(caller))
         allowed = held is not None and ROLE_RANK[held] >= needed
     return row.success if allowed else (row.refused,)
@@ -442,4 +475,5 @@ def test_the_matrix(world: World, route: str, method: str, caller: str) -> None:
 
     response = client.request(method.upper(), row.path(world), row.body(world))
 
-    assert response.status_code in _expected(row, caller), response.content[:300]
+    expected = _expected(row, _needs(route, method), caller)
+    assert response.status_code in expected, response.content[:300]

@@ -3,7 +3,8 @@
 A clone holds only the repository: a link (or a file named in a docstring or
 comment) to a file outside it is a dead end for its reader. Links of README.md,
 CHANGELOG.md and docs/ must name files of the repository (and, with ``#anchor``,
-a heading of the linked page); no file outside tests/ refers to the internal
+a heading of the linked page); every file a Python module's docstrings and
+comments name exists; no file outside tests/ refers to the internal
 ``spec/`` or ``../shared/`` documents the service was built from, and no page
 speaks of "issue N" or "the seed" (words only the service's authors can look up).
 """
@@ -129,3 +130,45 @@ def test_nothing_outside_tests_refers_to_the_internal_documents() -> None:
     ]
 
     assert found == []
+
+
+def _tracked() -> list[str]:
+    return subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+
+
+CODE_NAMES = re.compile(
+    r"(?<![\w./:-])((?:\.\./)?[\w.-]+(?:/[\w.-]+)+"
+    r"\.(?:md|py|sh|conf|service|toml|lua|json|ya?ml|txt|html))\b"
+)
+CODE = [
+    ROOT / name
+    for name in _tracked()
+    if name.endswith(".py") and not name.startswith(("tests/", "clients/"))
+]
+
+
+@pytest.mark.parametrize("module", CODE, ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_file_a_docstring_or_comment_names_exists(module: Path) -> None:
+    """``docs/api.md``, ``sources/signals.py``, ``api/errors.py``: a name that
+    starts in the repository (var/ holds what the service writes) is a file of
+    it, from the root, the project package or the module's own folder. A path
+    with a placeholder in capitals (``bench/results/RUN/...``) is an example."""
+    missing = [
+        name
+        for name in CODE_NAMES.findall(module.read_text())
+        if name.split("/")[0] in TOP_LEVEL - {"var"}
+        and not any(part.isupper() for part in name.split("/"))  # a placeholder
+        and not any((base / name).exists() for base in (*BASES, module.parent))
+    ]
+
+    assert missing == []
+
+
+def test_the_code_names_files() -> None:
+    assert sum(len(CODE_NAMES.findall(path.read_text())) for path in CODE) > 50

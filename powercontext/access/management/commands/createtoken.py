@@ -16,11 +16,11 @@ from django.utils import timezone
 
 from powercontext.access.changes import Actor
 from powercontext.access.identities import principal_name_for
+from powercontext.access.scopes import granted_scopes_unknown
 from powercontext.access.tokens import token_create, token_request_check
 from powercontext.cli import ExplainedCommand, decimal_integer
 from powercontext.exceptions import DomainError
-from powercontext.principals import ALL_SCOPES, Role
-from sources.selectors import scope_ids_unknown
+from powercontext.principals import Role
 
 MAX_EXPIRES_IN_DAYS = 36_500  # a century; beyond it timedelta arithmetic overflows
 
@@ -40,10 +40,7 @@ def grants_check(grants: list[tuple[str, Role]]) -> None:
 
     Call it after ``token_request_check``: the ids it queries must be storable.
     """
-    unknown = scope_ids_unknown(
-        scope_ids=(scope_id for scope_id, _ in grants if scope_id != ALL_SCOPES)
-    )
-    if unknown:
+    if unknown := granted_scopes_unknown(scope_id for scope_id, _ in grants):
         raise CommandError(
             f"No scope {', '.join(map(repr, unknown))}: grant an existing scope "
             "id, or '*' for every scope."

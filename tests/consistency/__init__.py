@@ -1,0 +1,1 @@
+"""Linearizability of the service's histories under faults (docs/reliability.md)."""
