@@ -296,3 +296,19 @@ def test_a_search_over_its_time_budget_is_422_too_broad(
     )
     settings.POWERCONTEXT_SEARCH_TIMEOUT_MS = 60_000
     assert len(found(api, scope_id, "orem lor", match="substring")) == 30
+
+
+def test_a_refused_query_is_422_before_the_grant_is_checked(
+    api: ApiClient, scope_id: str, client_for: Callable[..., ApiClient]
+) -> None:
+    """The query text is an input: checked with the others, before the grant."""
+    other = create_scope(api, "other")
+    outsider = client_for(f"{other}:viewer")
+
+    empty = search(outsider, scope_id, "  ")
+    short = search(outsider, scope_id, "ab", match="substring")
+    envelopes = outsider.get(f"/v1/scopes/{scope_id}/search/envelopes?q=+")
+
+    assert [empty.status_code, short.status_code, envelopes.status_code] == [422] * 3
+    assert error_of(empty)["code"] == "invalid_request"
+    assert search(outsider, scope_id, "words").status_code == 403
