@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal, Self
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from powercontext.inputs import NOT_BLANK, Identity, StrictInput
 from sources.inputs import PageQuery, ScopePath, SourcePath
+from sources.search import Match, SearchQuery
 
 __all__ = [
     "ExportQuery",
@@ -17,6 +18,7 @@ __all__ = [
     "HoldRelease",
     "PurgeRequest",
     "Redact",
+    "RedactMatching",
     "ScopePath",
     "SessionClose",
     "SourcePath",
@@ -65,3 +67,22 @@ class ExportQuery(StrictInput):
     session_id: Identity | None = Field(
         default=None, description="Export this session only (omitted: the scope)."
     )
+
+
+class RedactMatching(StrictInput):
+    """``POST /v1/scopes/{scope_id}/redactions``: ``q`` and ``match`` as in the
+    search (checked by ``sources.search.SearchQuery``)."""
+
+    q: str
+    match: Literal["words", "substring"] = "words"
+    reason: Reason
+    dry_run: bool
+
+    def search_query(self) -> SearchQuery:
+        return SearchQuery.of(self.q, Match(self.match))
+
+    @model_validator(mode="after")
+    def check_query(self) -> Self:
+        """Refuses the text (422, field ``q``) with the inputs, before the grant."""
+        self.search_query()
+        return self

@@ -46,11 +46,12 @@ from .inputs import (
     HoldRelease,
     PurgeRequest,
     Redact,
+    RedactMatching,
     ScopePath,
     SessionClose,
     SourcePath,
 )
-from .renderers import closure_body, hold_body, purge_body
+from .renderers import closure_body, hold_body, purge_body, redaction_run_body
 
 LIFECYCLE = ("lifecycle",)
 REDACT_SUFFIX = "/redact"
@@ -69,6 +70,7 @@ HOLD_COLLECTION = Route("legal-hold-collection", f"{SCOPE}/legal-holds")
 HOLD_RELEASE = Route("legal-hold-release", f"{SCOPE}/legal-holds/<str:hold_id>/release")
 PURGE = Route("scope-purge", f"{SCOPE}/purge")
 EXPORT = Route("scope-export", f"{SCOPE}/export")
+REDACTIONS = Route("scope-redactions", f"{SCOPE}/redactions")
 REDACT = Route(
     "source-redact",
     r"^scopes/(?P<scope_id>[^/]+)/sources/(?P<source_type>[^/]+)/"
@@ -127,6 +129,18 @@ def _export(given: Given, context: Context) -> Iterator[bytes]:
         session_id=given.query.session_id,
         exported_by=context.principal.name,
         via="http",
+        request_id=context.request_id,
+    )
+
+
+def _redact_matching(given: Given, context: Context) -> Any:
+    data = given.body
+    return services.redact_matching(
+        principal=context.principal,
+        scope_id=given.path.scope_id,
+        query=data.search_query(),
+        reason=data.reason,
+        dry_run=data.dry_run,
         request_id=context.request_id,
     )
 
@@ -269,6 +283,19 @@ OPERATIONS: tuple[Operation, ...] = (
         description=(
             "The scope, or one session of it, as a bundle (docs/export.md), streamed."
         ),
+    ),
+    Operation(
+        "redact_matching",
+        "POST",
+        REDACTIONS,
+        on_scope(Role.ADMIN),
+        _redact_matching,
+        redaction_run_body,
+        LIFECYCLE,
+        path=ScopePath,
+        body=RedactMatching,
+        answers={200: schemas.RedactionRun},
+        errors=(404,),
     ),
     # GET on the redact route: the Source whose id ends in ``/redact`` (decision
     # 0015: an identity stays readable whatever it ends with). Not documented

@@ -8,7 +8,7 @@ from powercontext.text import format_datetime
 from sources.models import SessionClosure
 
 from .models import LegalHold, LegalHoldRelease
-from .services import PurgeResult
+from .services import PurgeResult, RedactionRun
 
 
 def closure_body(closure: SessionClosure) -> dict[str, Any]:
@@ -38,3 +38,32 @@ def hold_body(hold: LegalHold) -> dict[str, Any]:
 
 def purge_body(result: PurgeResult) -> dict[str, Any]:
     return dict(vars(result))
+
+
+def redaction_run_body(run: RedactionRun) -> dict[str, Any]:
+    """``schemas.RedactionRun``."""
+    return {
+        "dry_run": run.dry_run,
+        "complete": run.complete,
+        "redacted": [
+            {
+                "source_type": s.source_type,
+                "source_id": s.source_id,
+                "position": s.position,
+                "redaction_id": s.redaction_id,
+            }
+            for s in run.redacted
+        ],
+        "envelopes": run.envelopes,
+        "held": [
+            {
+                "source_type": s.source_type,
+                "source_id": s.source_id,
+                "position": s.position,
+                "scope_held": s.scope_held,
+                "held_sessions": s.held_sessions,
+            }
+            for s in run.held
+        ],
+        "held_envelopes": run.held_envelopes,
+    }

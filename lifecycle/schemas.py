@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class SessionClosure(BaseModel):
@@ -37,3 +37,32 @@ class PurgeResult(BaseModel):
     skipped_held: int
     skipped_cited: int
     envelopes_cleared: int
+
+
+class RedactedSource(BaseModel):
+    source_type: str
+    source_id: str
+    position: int
+    redaction_id: str | None = Field(description="null in a dry run.")
+
+
+class HeldSource(BaseModel):
+    source_type: str
+    source_id: str
+    position: int
+    scope_held: bool
+    held_sessions: list[str]
+
+
+class RedactionRun(BaseModel):
+    dry_run: bool
+    complete: bool = Field(
+        description="false when more than 1000 Sources or envelopes matched: "
+        "run again for the rest."
+    )
+    redacted: list[RedactedSource]
+    envelopes: list[str] = Field(
+        description="Session ids of the envelopes whose notes are erased."
+    )
+    held: list[HeldSource]
+    held_envelopes: list[str]

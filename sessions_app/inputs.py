@@ -6,12 +6,13 @@ The meta rules (reserved keys, owners, types, caps) are domain rules and live in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from powercontext.inputs import DateTime, Identity, SourceId, StrictInput
-from sources.inputs import NoteKind
+from sources.inputs import NoteKind, PageQuery
+from sources.search import Match, SearchQuery
 
 from .captures import DEFAULT_NOTE_KIND, NotesCapture
 
@@ -57,3 +58,20 @@ class WorkingNotesPut(StrictInput):
         description="Also capture the notes as a Source-backed Working Note, in the "
         "same transaction.",
     )
+
+
+class EnvelopeSearchQuery(PageQuery):
+    """``GET /v1/scopes/{scope_id}/search/envelopes``; ``q`` is checked by
+    ``sources.search.SearchQuery``."""
+
+    q: str
+    match: Literal["words", "substring"] = "words"
+
+    def search_query(self) -> SearchQuery:
+        return SearchQuery.of(self.q, Match(self.match))
+
+    @model_validator(mode="after")
+    def check_query(self) -> Self:
+        """Refuses the text (422, field ``q``) with the inputs, before the grant."""
+        self.search_query()
+        return self

@@ -18,6 +18,7 @@ from powercontext.operations import (
     Described,
     Given,
     Header,
+    Listing,
     Operation,
     Route,
     Text,
@@ -25,12 +26,20 @@ from powercontext.operations import (
     on_scope,
     writes,
 )
+from powercontext.pages import Page
 from powercontext.principals import Role
+from sources.inputs import ScopePath
 
 from . import schemas, selectors, services
-from .inputs import EnvelopeWrite, SessionPath, WorkingNotesPut
+from .inputs import EnvelopeSearchQuery, EnvelopeWrite, SessionPath, WorkingNotesPut
 from .preconditions import IfMatch, etag_for, if_none_match_hits
-from .renderers import envelope_body, working_notes_body, working_notes_write_body
+from .renderers import (
+    envelope_body,
+    notes_search_item,
+    working_notes_body,
+    working_notes_write_body,
+)
+from .search import envelope_notes_search
 from .selectors import EnvelopeState
 
 TAGS = ("session envelopes",)
@@ -49,6 +58,9 @@ IF_NONE_MATCH = Header("If-None-Match", "304 (no body) when it names the current
 # ``session_id`` may contain ``/``: each route captures it greedily up to its
 # fixed suffix, and no suffix ends another (urls.py).
 _SESSION = r"^scopes/(?P<scope_id>[^/]+)/sessions/(?P<session_id>[\s\S]+)"
+ENVELOPE_SEARCH = Route(
+    "envelope-search", r"^scopes/(?P<scope_id>[^/]+)/search/envelopes\Z", regex=True
+)
 ENVELOPE = Route("session-envelope", _SESSION + r"/envelope\Z", regex=True)
 NOTES = Route("session-working-notes", _SESSION + r"/working-notes\Z", regex=True)
 FOLD = Route(
@@ -168,7 +180,36 @@ def _fold(given: Given, context: Context) -> str | None:
     return selectors.working_notes_fold(**dict(given.path))
 
 
+def _envelope_search(given: Given, context: Context) -> Page[Any]:
+    return envelope_notes_search(
+        scope_id=given.path.scope_id,
+        query=given.query.search_query(),
+        position=context.position,
+        limit=given.query.limit,
+    )
+
+
+def _envelope_search_bound(given: Given) -> tuple[Any, ...]:
+    """A search cursor is bound to its scope and query."""
+    search = given.query.search_query()
+    return (given.path.scope_id, search.match, search.text)
+
+
 OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "search_envelopes",
+        "GET",
+        ENVELOPE_SEARCH,
+        on_scope(Role.VIEWER),
+        _envelope_search,
+        notes_search_item,
+        TAGS,
+        path=ScopePath,
+        query=EnvelopeSearchQuery,
+        listing=Listing("envelope-search", _envelope_search_bound),
+        answers={200: schemas.EnvelopeSearchPage},
+        errors=(400, 404, 410),
+    ),
     Operation(
         "get_session_envelope",
         "GET",

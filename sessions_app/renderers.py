@@ -7,6 +7,7 @@ from typing import Any
 from powercontext.text import format_datetime
 from sources.renderers import receipt_body
 
+from .search import NotesHit
 from .selectors import EnvelopeState, WorkingNotesState
 from .services import WorkingNotesWrite
 
@@ -40,4 +41,13 @@ def working_notes_write_body(written: WorkingNotesWrite) -> dict[str, Any]:
     return {
         **working_notes_body(written.notes),
         "source": receipt_body(receipt) if receipt is not None else None,
+    }
+
+
+def notes_search_item(hit: NotesHit) -> dict[str, Any]:
+    """One envelope search result (``schemas.EnvelopeSearchItem``)."""
+    return {
+        "session_id": hit.session_id,
+        "version": hit.version,
+        "snippet": hit.snippet,
     }

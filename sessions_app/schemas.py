@@ -31,3 +31,16 @@ class WorkingNotesWrite(WorkingNotes):
     source: CaptureReceipt | None = Field(
         description="The capture receipt; null without a capture."
     )
+
+
+class EnvelopeSearchItem(BaseModel):
+    session_id: str
+    version: int = Field(ge=1, description="The envelope's version (its ETag).")
+    snippet: str = Field(
+        description="The live notes around the first match, at most 256 bytes."
+    )
+
+
+class EnvelopeSearchPage(BaseModel):
+    items: list[EnvelopeSearchItem]
+    next_cursor: str | None

@@ -1,8 +1,11 @@
-"""Read-only audit console for the registry. Search is exact-match on identity."""
+"""Read-only audit console for the registry. The search box is exact-match on
+identity; the "text contains" filter finds a fragment of the text (the search's
+substring index)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import admin
@@ -30,6 +33,8 @@ from .models import (
     ScopeExternalReference,
     SessionClosure,
 )
+from .search import QUERY_MAX_LENGTH, SUBSTRING_MIN_LENGTH
+from .selectors.search import text_contains
 
 
 class ScopeContextReferenceInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -83,6 +88,48 @@ class AvailabilityFilter(admin.SimpleListFilter):
         return queryset.filter(availability_condition(state, timezone.now()))
 
 
+class TextSearchFilter(admin.ListFilter):
+    """Sources whose text contains a fragment (3+ characters, ignoring case),
+    through the search's substring index (docs/operations.md, "Search indexes")."""
+
+    title = "text contains"
+    parameter_name = "text"
+    template = "admin/text_search_filter.html"
+
+    def __init__(
+        self,
+        request: HttpRequest,
+        params: dict[str, Any],
+        model: Any,
+        model_admin: Any,
+    ) -> None:
+        super().__init__(request, params, model, model_admin)
+        value = params.pop(self.parameter_name, None)
+        self.value = value[-1] if isinstance(value, list) else value
+        self.kept_parameters = [
+            (name, v)
+            for name, values in request.GET.lists()
+            if name != self.parameter_name
+            for v in values
+        ]
+
+    def has_output(self) -> bool:
+        return True
+
+    def expected_parameters(self) -> list[str | None]:
+        return [self.parameter_name]
+
+    def choices(self, changelist: Any) -> Iterator[Any]:
+        return iter(())
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if not self.value:
+            return queryset
+        if not SUBSTRING_MIN_LENGTH <= len(self.value) <= QUERY_MAX_LENGTH:
+            return queryset.none()
+        return queryset.filter(pk__in=text_contains(self.value))
+
+
 class AttemptReasonFilter(admin.SimpleListFilter):
     """The ``reason`` of an attempt, offered from the reasons in the log.
 
@@ -132,7 +179,7 @@ class ContentSourceAdmin(RegistryAuditAdmin):
         "created_at",
         "created_by",
     ]
-    list_filter = ["is_working_note", "note_kind", AvailabilityFilter]
+    list_filter = ["is_working_note", "note_kind", AvailabilityFilter, TextSearchFilter]
     search_fields = ["source_id"]  # shows the search box; the match is exact
     exact_search_fields = ("scope_id", "source_id", "session_id")
     search_help_text = "Exact scope id, source id or session id."

@@ -9,9 +9,9 @@ takes is validated the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from powercontext import limits
@@ -29,7 +29,8 @@ from powercontext.inputs import (
 )
 
 from .availability import Availability
-from .filters import AuditFilters
+from .filters import AuditFilters, SearchFilters
+from .search import Match, SearchQuery
 
 SCOPE_QUERY_FIELDS = ("scope_id", "title", "summary", "external_reference_value")
 NoteKind = Literal[
@@ -212,6 +213,28 @@ class SourceAuditQuery(PageQuery):
             note_kind=self.note_kind,
             state=None if self.state is None else Availability(self.state),
         )
+
+
+class SearchQueryParameters(PageQuery):
+    """``GET /v1/scopes/{scope_id}/search``: the query text is checked by
+    ``sources.search.SearchQuery`` (empty, too short, too long, no words)."""
+
+    q: str
+    match: Literal["words", "substring"] = "words"
+    working_note: QueryBoolean | None = None
+    session_id: Identity | None = None
+
+    def search_query(self) -> SearchQuery:
+        return SearchQuery.of(self.q, Match(self.match))
+
+    @model_validator(mode="after")
+    def check_query(self) -> Self:
+        """Refuses the text (422, field ``q``) with the inputs, before the grant."""
+        self.search_query()
+        return self
+
+    def filters(self) -> SearchFilters:
+        return SearchFilters(working_note=self.working_note, session_id=self.session_id)
 
 
 # --- Memory (the reference client's legacy operations) --------------------------------

@@ -1,5 +1,5 @@
 """The registry's operations, in order: scopes, capture, Source reads, audit and
-attempts; last, the legacy Memory routes (``sources.memory``): remember, list,
+attempts, search; last, the legacy Memory routes (``sources.memory``): remember, list,
 search and read are served from the scope's Memory records, the rest validate,
 authorize and refuse.
 
@@ -44,6 +44,7 @@ from .inputs import (
     ScopeCreate,
     ScopeListQuery,
     ScopePath,
+    SearchQueryParameters,
     SourceAuditQuery,
     SourcePath,
     SourceWindowQuery,
@@ -55,6 +56,7 @@ from .renderers import (
     memory_record,
     receipt_body,
     scope_descriptor,
+    search_item,
     source_record,
 )
 
@@ -78,6 +80,7 @@ AUDIT_DETAIL = Route(
     "source-audit-detail",
     f"{SCOPE}/source-audit/<str:source_type>/<identity:source_id>",
 )
+SEARCH = Route("source-search", f"{SCOPE}/search")
 ATTEMPTS = Route(
     "source-attempts",
     f"{SCOPE}/source-attempts/<str:source_type>/<identity:source_id>",
@@ -485,6 +488,54 @@ AUDIT_OPERATIONS: tuple[Operation, ...] = (
 )
 
 
+# --- Search ---------------------------------------------------------------------------
+
+
+def _search_page(given: Given, context: Context) -> Page[Any]:
+    query = given.query
+    return selectors.source_search(
+        scope_id=given.path.scope_id,
+        query=query.search_query(),
+        filters=query.filters(),
+        position=context.position,
+        limit=query.limit,
+        now=timezone.now(),
+    )
+
+
+def _search_bound(given: Given) -> tuple[Any, ...]:
+    """A search cursor is bound to its scope, query and filters."""
+    search = given.query.search_query()
+    filters = given.query.filters().as_dict()
+    return (given.path.scope_id, search.match, search.text, filters)
+
+
+SEARCH_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "search_sources",
+        "GET",
+        SEARCH,
+        on_scope(Role.VIEWER),
+        _search_page,
+        search_item,
+        AUDIT,
+        path=ScopePath,
+        query=SearchQueryParameters,
+        listing=Listing("search", _search_bound),
+        answers={200: schemas.SearchPage},
+        errors=(400, 404, 410),
+        tool=ToolSpec(
+            "search_sources",
+            "Find a Scope's Sources by their text, best match first: match='words' "
+            "(default; \"exact phrase\", or, -word) or match='substring' (any 3+ "
+            "characters, ignoring case). Each item has the Source's identity, state "
+            "and a short snippet; read the Source itself with get_source.",
+            READ_ONLY,
+        ),
+    ),
+)
+
+
 # --- The legacy Memory routes ---------------------------------------------------------
 #
 # Each route validates its body with the reference's request model (so a malformed
@@ -708,5 +759,6 @@ OPERATIONS: tuple[Operation, ...] = (
     *CAPTURE_OPERATIONS,
     *READ_OPERATIONS,
     *AUDIT_OPERATIONS,
+    *SEARCH_OPERATIONS,
     *MEMORY_OPERATIONS,
 )

@@ -11,6 +11,7 @@ from powercontext.text import format_datetime
 from .availability import availability_of_row
 from .models import MemoryRecord
 from .selectors import MemoryHit, ScopeView
+from .selectors.search import SearchHit
 from .services import Receipt
 
 
@@ -117,4 +118,18 @@ def memory_hit(hit: MemoryHit) -> dict[str, Any]:
         "memory": memory_record(hit.record),
         "score": hit.score,
         "matched_by": ["text"],
+    }
+
+
+def search_item(hit: SearchHit) -> dict[str, Any]:
+    """One search result (``schemas.SearchItem``)."""
+    return {
+        "source_type": hit.source_type,
+        "source_id": hit.source_id,
+        "position": hit.position,
+        "is_working_note": hit.is_working_note,
+        "session_id": hit.session_id,
+        "state": hit.state.value,
+        "snippet": hit.snippet,
+        "rank": float(hit.rank),
     }

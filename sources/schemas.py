@@ -131,3 +131,21 @@ class MemorySearchHit(BaseModel):
 class MemorySearchResult(BaseModel):
     mode: Literal["text"]
     hits: list[MemorySearchHit]
+
+
+class SearchItem(BaseModel):
+    source_type: Literal["content"]
+    source_id: str
+    position: int = Field(ge=1)
+    is_working_note: bool
+    session_id: str | None
+    state: Literal["active", "expired", "closed"]
+    snippet: str = Field(
+        description="The searched text around the first match, at most 256 bytes."
+    )
+    rank: float = Field(description="Higher is better; within one walk only.")
+
+
+class SearchPage(BaseModel):
+    items: list[SearchItem]
+    next_cursor: str | None

@@ -50,6 +50,7 @@ urlpatterns = routes(
     "source-collection",
     "source-window",
     "source-audit-collection",
+    "source-search",
     "source-audit-detail",
     "source-attempts",
     "source-detail",

@@ -61,17 +61,18 @@ def source_redact(
             scope_require(scope_id=scope_id)
             raise SourceNotFound()
         if source.purged_at is None and source.content is not None:
-            _redact(source, reason, principal, request_id)
+            redact_locked(source, reason, principal, request_id)
         else:
             _refuse_if_held(scope_id, [source.session_id] if source.session_id else [])
     return audit_get(scope_id=scope_id, source_type=source_type, source_id=source_id)
 
 
-def _redact(
+def redact_locked(
     source: ContentSource, reason: str, principal: Principal, request_id: str
-) -> None:
-    """In the caller's transaction: refuse when a hold covers any copy of the
-    text, else the tombstone, its record, the envelopes."""
+) -> str:
+    """In the caller's transaction, the Source's row locked: refuse
+    (``LegalHoldActive``) when a hold covers any copy of the text, else the
+    tombstone, its record, the envelopes. Returns the redaction id."""
     assert source.content is not None
     scope_id = source.scope_id
     digests = {canonical_sha256(stored_json_loads(source.content))}
@@ -100,6 +101,7 @@ def _redact(
         redacted_at=now,
         request_id=request_id,
     )
+    return redaction_id
 
 
 def _refuse_if_held(scope_id: str, session_ids: Collection[str]) -> None:

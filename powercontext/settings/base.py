@@ -175,6 +175,8 @@ POWERCONTEXT_TOKEN_LAST_USED_INTERVAL = env.int(
 
 # --- Lists ---------------------------------------------------------------------------
 POWERCONTEXT_CURSOR_TTL = env.int("POWERCONTEXT_CURSOR_TTL", default=3600)
+# A search statement running longer is cancelled: 422 ``too_broad`` (PostgreSQL).
+POWERCONTEXT_SEARCH_TIMEOUT_MS = env.int("POWERCONTEXT_SEARCH_TIMEOUT_MS", default=3000)
 
 # --- Session envelopes (docs/api.md; docs/sessions-meta.md) -------------------------
 # Caps are UTF-8 bytes. Code reads them at call time, so tests may override them.

@@ -22,11 +22,14 @@ from .scopes import (
     scope_list,
     scope_require,
 )
+from .search import SearchFilters, SearchHit, source_search
 
 __all__ = [
     "DEFAULT_SCOPE_KEY",
     "MemoryHit",
     "ScopeView",
+    "SearchFilters",
+    "SearchHit",
     "SourceIdentity",
     "Window",
     "attempt_page",
@@ -45,5 +48,6 @@ __all__ = [
     "source_get",
     "source_identity_find",
     "source_page",
+    "source_search",
     "source_window",
 ]

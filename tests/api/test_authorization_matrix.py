@@ -313,6 +313,13 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("source-redact", "post"): Row(
         DECLARED, _scope("/sources/content/c-2/redact"), lambda world: {"reason": "r"}
     ),
+    ("source-search", "get"): Row(DECLARED, _scope("/search?q=content")),
+    ("envelope-search", "get"): Row(DECLARED, _scope("/search/envelopes?q=notes")),
+    ("scope-redactions", "post"): Row(
+        DECLARED,
+        _scope("/redactions"),
+        lambda world: {"q": "no such text", "reason": "r", "dry_run": True},
+    ),
     ("handoff-activate", "post"): Row(
         DECLARED,
         lambda world: handoff.ACTIVATE,

@@ -64,6 +64,8 @@ def test_every_tool_answers_through_the_client(live: LiveService) -> None:
         assert got["content"] == "fact"
         page = await use("list_sources", **scope, limit=10)
         assert [s["source_id"] for s in page["items"]] == ["c-1", "n-1"]
+        found = await use("search_sources", **scope, q="regex")
+        assert [s["source_id"] for s in found["items"]] == ["n-1"]
         refs = [{"name": "content", "source_id": "c-1"}]
         resolved = await use("resolve_evidence", **scope, purpose="handoff", refs=refs)
         assert resolved["items"][0]["status"] == "available"

@@ -33,6 +33,7 @@ TOOL_NAMES = {
     "prepare_handoff",
     "get_source",
     "list_sources",
+    "search_sources",
     "resolve_evidence",
     "get_session_envelope",
     "fold_working_notes",
@@ -285,3 +286,21 @@ def test_tool_calls_count_as_their_operations_writes(
     assert tool_error(results[2], 429)["code"] == "rate_limited"
     assert read["isError"] is False
     assert ContentSource.objects.filter(scope_id=scope_id).count() == 2
+
+
+def test_search_by_tool_is_the_http_search(api: ApiClient, scope_id: str) -> None:
+    call(api, "capture_content_source", scope_id=scope_id, source_id="a", content="x")
+    secret = "key sk_live_4fAB9x here"
+    call(
+        api, "capture_content_source", scope_id=scope_id, source_id="b", content=secret
+    )
+
+    result = call(
+        api, "search_sources", scope_id=scope_id, q="4fab9x", match="substring"
+    )
+    http = api.get(f"/v1/scopes/{scope_id}/search?q=4fab9x&match=substring")
+
+    assert result["isError"] is False
+    assert result["structuredContent"] == http.json()
+    assert [i["source_id"] for i in result["structuredContent"]["items"]] == ["b"]
+    assert _tools(api)["search_sources"]["annotations"]["readOnlyHint"] is True

@@ -228,3 +228,28 @@ def test_a_scopes_page_links_to_its_sources_and_attempts(
         f"/admin/sources/captureattempt/?scope__exact={attempts}",
     ]
     assert sorted(listed(sources)) == ["Plain", "n1", "n2"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"text": "OTE BO"}, ["n1", "n2"]),  # a fragment, any case
+        ({"text": "sk_live_9z"}, ["Leak"]),  # wildcards are literal
+        ({"text": "sk%live"}, []),
+        ({"text": "ab"}, []),  # under 3 characters: nothing
+        ({"text": "note body", "is_working_note__exact": "1", "q": "sess-A"}, ["n1"]),
+    ],
+)
+def test_text_filter_finds_a_fragment_through_the_search_index(
+    admin_client: Any, api: ApiClient, rows: str, query: dict, expected: list[str]
+) -> None:
+    api.post(
+        "/v1/sources/content",
+        {"scope_id": rows, "source_id": "Leak", "content": "key sk_live_9zQ"},
+    )
+
+    response = admin_client.get("/admin/sources/contentsource/", query)
+
+    assert response.status_code == 200
+    assert sorted(listed(response)) == sorted(expected)
+    assert 'name="text"' in response.content.decode()

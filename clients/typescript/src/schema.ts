@@ -323,23 +323,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/scopes/{scope_id}/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The scope, or one session of it, as a bundle (docs/export.md), streamed. */
-        get: operations["export_scope"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/scopes/{scope_id}/legal-holds": {
         parameters: {
             query?: never;
@@ -382,6 +365,54 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["purge_working_notes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scopes/{scope_id}/redactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["redact_matching"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scopes/{scope_id}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["search_sources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scopes/{scope_id}/search/envelopes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["search_envelopes"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -848,10 +879,12 @@ export interface components {
              */
             source_type: "content";
             /** State */
-            state: components["schemas"]["StateEnum"];
+            state: components["schemas"]["AuditRecordStateEnum"];
             /** Working Note */
             working_note: boolean;
         };
+        /** @enum {string} */
+        AuditRecordStateEnum: "active" | "expired" | "closed" | "purged";
         /**
          * CaptureContent
          * @description Capture a Source of generic content under a caller-chosen id.
@@ -1001,6 +1034,28 @@ export interface components {
             /** Version */
             version: number;
         };
+        /** EnvelopeSearchItem */
+        EnvelopeSearchItem: {
+            /** Session Id */
+            session_id: string;
+            /**
+             * Snippet
+             * @description The live notes around the first match, at most 256 bytes.
+             */
+            snippet: string;
+            /**
+             * Version
+             * @description The envelope's version (its ETag).
+             */
+            version: number;
+        };
+        /** EnvelopeSearchPage */
+        EnvelopeSearchPage: {
+            /** Items */
+            items: components["schemas"]["EnvelopeSearchItem"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
         /** EnvelopeWrite */
         EnvelopeWriteRequest: {
             /**
@@ -1143,8 +1198,13 @@ export interface components {
             } | null;
             /** Scope Id */
             scope_id: string;
-            /** @default null */
-            target?: components["schemas"]["LegacyMemoryTargetRequest"] | null;
+            /**
+             * Target
+             * @default null
+             */
+            target?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * GrantInput
@@ -1466,6 +1526,19 @@ export interface components {
         HealthResponse: {
             status: string;
         };
+        /** HeldSource */
+        HeldSource: {
+            /** Held Sessions */
+            held_sessions: string[];
+            /** Position */
+            position: number;
+            /** Scope Held */
+            scope_held: boolean;
+            /** Source Id */
+            source_id: string;
+            /** Source Type */
+            source_type: string;
+        };
         /** HoldCreate */
         HoldCreateRequest: {
             /** Reason */
@@ -1481,26 +1554,6 @@ export interface components {
         HoldReleaseRequest: {
             /** Reason */
             reason: string;
-        };
-        /**
-         * LegacyMemoryTarget
-         * @description An entry of a legacy Memory collection, by its logical identity.
-         */
-        LegacyMemoryTargetRequest: {
-            /** Artifact Id */
-            artifact_id: string;
-            /** Entry Id */
-            entry_id: string;
-            /**
-             * Family
-             * @constant
-             */
-            family: "memory";
-            /**
-             * Type
-             * @constant
-             */
-            type: "memory_entry";
         };
         /** LegalHold */
         LegalHold: {
@@ -1560,69 +1613,16 @@ export interface components {
             limit?: number;
             /** Scope Id */
             scope_id: string;
-            /** @default null */
-            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
+            /**
+             * Tag Filter
+             * @default null
+             */
+            tag_filter?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** @enum {string} */
-        MatchEnum: "all" | "any";
-        /** MemoryArtifact */
-        MemoryArtifact: {
-            /**
-             * Artifact Id
-             * @description `art_` + 32 hex digits.
-             */
-            artifact_id: string;
-            /**
-             * Family
-             * @constant
-             */
-            family: "atomic-memory";
-            /**
-             * Revision
-             * @constant
-             */
-            revision: 1;
-        };
-        /** MemoryEntryPage */
-        MemoryEntryPage: {
-            /** Entries */
-            entries: components["schemas"]["MemoryRecordBody"][];
-            /** Next Cursor */
-            next_cursor: string | null;
-        };
-        /** MemoryMutation */
-        MemoryMutation: {
-            /**
-             * Changed
-             * @constant
-             */
-            changed: true;
-            /** Records */
-            records: components["schemas"]["MemoryRecordBody"][];
-        };
-        /** MemoryRecordBody */
-        MemoryRecordBody: {
-            artifact: components["schemas"]["MemoryArtifact"];
-            /** Kind */
-            kind: string;
-            /** Merged Into Id */
-            merged_into_id: null;
-            /**
-             * State
-             * @constant
-             */
-            state: "active";
-            /**
-             * State Version
-             * @constant
-             */
-            state_version: 0;
-            /**
-             * Text
-             * @description As stored: trimmed, Unicode NFC.
-             */
-            text: string;
-        };
+        MatchEnum: "words" | "substring";
         /**
          * MemoryScope
          * @description ``flush_memory``, ``get_memory_capacity``.
@@ -1630,27 +1630,6 @@ export interface components {
         MemoryScopeRequest: {
             /** Scope Id */
             scope_id: string;
-        };
-        /** MemorySearchHit */
-        MemorySearchHit: {
-            /** Matched By */
-            matched_by: "text"[];
-            memory: components["schemas"]["MemoryRecordBody"];
-            /**
-             * Score
-             * @description 1 / (60 + rank), rank from 1.
-             */
-            score: number;
-        };
-        /** MemorySearchResult */
-        MemorySearchResult: {
-            /** Hits */
-            hits: components["schemas"]["MemorySearchHit"][];
-            /**
-             * Mode
-             * @constant
-             */
-            mode: "text";
         };
         /** MintedToken */
         MintedToken: {
@@ -1837,6 +1816,59 @@ export interface components {
          * @enum {string}
          */
         Reason: "not_found" | "not_eligible" | "purged" | "closed" | "expired" | "digest_mismatch";
+        /** RedactedSource */
+        RedactedSource: {
+            /** Position */
+            position: number;
+            /**
+             * Redaction Id
+             * @description null in a dry run.
+             */
+            redaction_id: string | null;
+            /** Source Id */
+            source_id: string;
+            /** Source Type */
+            source_type: string;
+        };
+        /** RedactionRun */
+        RedactionRun: {
+            /**
+             * Complete
+             * @description false when more than 1000 Sources or envelopes matched: run again for the rest.
+             */
+            complete: boolean;
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Envelopes
+             * @description Session ids of the envelopes whose notes are erased.
+             */
+            envelopes: string[];
+            /** Held */
+            held: components["schemas"]["HeldSource"][];
+            /** Held Envelopes */
+            held_envelopes: string[];
+            /** Redacted */
+            redacted: components["schemas"]["RedactedSource"][];
+        };
+        /**
+         * RedactMatching
+         * @description ``POST /v1/scopes/{scope_id}/redactions``: ``q`` and ``match`` as in the
+         *     search (checked by ``sources.search.SearchQuery``).
+         */
+        RedactMatchingRequest: {
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Match
+             * @default words
+             */
+            match?: components["schemas"]["MatchEnum"];
+            /** Q */
+            q: string;
+            /** Reason */
+            reason: string;
+        };
         /** Redact */
         RedactRequest: {
             /** Reason */
@@ -1942,6 +1974,36 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /** SearchItem */
+        SearchItem: {
+            /** Is Working Note */
+            is_working_note: boolean;
+            /** Position */
+            position: number;
+            /**
+             * Rank
+             * @description Higher is better; within one walk only.
+             */
+            rank: number;
+            /** Session Id */
+            session_id: string | null;
+            /**
+             * Snippet
+             * @description The searched text around the first match, at most 256 bytes.
+             */
+            snippet: string;
+            /** Source Id */
+            source_id: string;
+            /**
+             * Source Type
+             * @constant
+             */
+            source_type: "content";
+            /** State */
+            state: components["schemas"]["SearchItemStateEnum"];
+        };
+        /** @enum {string} */
+        SearchItemStateEnum: "active" | "expired" | "closed";
         /** SearchMemory */
         SearchMemoryRequest: {
             /**
@@ -1958,8 +2020,20 @@ export interface components {
             query: string;
             /** Scope Id */
             scope_id: string;
-            /** @default null */
-            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
+            /**
+             * Tag Filter
+             * @default null
+             */
+            tag_filter?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** SearchPage */
+        SearchPage: {
+            /** Items */
+            items: components["schemas"]["SearchItem"][];
+            /** Next Cursor */
+            next_cursor: string | null;
         };
         /**
          * SessionClose
@@ -2029,21 +2103,6 @@ export interface components {
             items: components["schemas"]["SourceRecord"][];
             /** Next After */
             next_after: number;
-        };
-        /** @enum {string} */
-        StateEnum: "active" | "expired" | "closed" | "purged";
-        /**
-         * TagFilter
-         * @description Records holding all (or any) of ``tags``.
-         */
-        TagFilterRequest: {
-            /**
-             * Match
-             * @default all
-             */
-            match?: components["schemas"]["MatchEnum"];
-            /** Tags */
-            tags: string[];
         };
         /** TokenDescriptor */
         TokenDescriptor: {
@@ -2832,7 +2891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2910,7 +2969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2997,7 +3056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3039,23 +3098,6 @@ export interface operations {
             };
         };
         responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MemoryEntryPage"];
-                };
-            };
-            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3083,15 +3125,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The cursor has expired (`cursor_expired`). */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Body over the size limit (`request_too_large`). */
             413: {
                 headers: {
@@ -3110,7 +3143,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Schema violation or domain rule (`invalid_request`). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3188,7 +3221,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3266,7 +3299,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3353,7 +3386,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3395,14 +3428,6 @@ export interface operations {
             };
         };
         responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MemoryMutation"];
-                };
-            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3448,7 +3473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3490,14 +3515,6 @@ export interface operations {
             };
         };
         responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MemorySearchResult"];
-                };
-            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3543,7 +3560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
+            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3975,112 +3992,6 @@ export interface operations {
             };
         };
     };
-    export_scope: {
-        parameters: {
-            query?: {
-                /** @description Export this session only (omitted: the scope). */
-                session_id?: string | null;
-            };
-            header?: never;
-            path: {
-                scope_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The bundle: JSON Lines (application/x-ndjson), the manifest first and the trailer last (docs/export.md). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/x-ndjson": string;
-                };
-            };
-            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The token holds no grant for this action on the scope (`forbidden`). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The named thing does not exist. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Body over the size limit (`request_too_large`). */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Body is not JSON (`unsupported_media_type`). */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Schema violation or domain rule (`invalid_request`). */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Unexpected failure (`internal_error`). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
     list_legal_holds: {
         parameters: {
             query?: {
@@ -4424,6 +4335,337 @@ export interface operations {
             };
             /** @description The named thing does not exist. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    redact_matching: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scope_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedactMatchingRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedactionRun"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    search_sources: {
+        parameters: {
+            query: {
+                cursor?: string | null;
+                limit?: number;
+                match?: "words" | "substring";
+                q: string;
+                session_id?: string | null;
+                working_note?: boolean | null;
+            };
+            header?: never;
+            path: {
+                scope_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchPage"];
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The cursor has expired (`cursor_expired`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    search_envelopes: {
+        parameters: {
+            query: {
+                cursor?: string | null;
+                limit?: number;
+                match?: "words" | "substring";
+                q: string;
+            };
+            header?: never;
+            path: {
+                scope_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeSearchPage"];
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The cursor has expired (`cursor_expired`). */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
