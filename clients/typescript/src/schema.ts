@@ -323,6 +323,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scopes/{scope_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The scope, or one session of it, as a bundle (docs/export.md), streamed. */
+        get: operations["export_scope"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/scopes/{scope_id}/legal-holds": {
         parameters: {
             query?: never;
@@ -1198,13 +1215,8 @@ export interface components {
             } | null;
             /** Scope Id */
             scope_id: string;
-            /**
-             * Target
-             * @default null
-             */
-            target?: {
-                [key: string]: unknown;
-            } | null;
+            /** @default null */
+            target?: components["schemas"]["LegacyMemoryTargetRequest"] | null;
         };
         /**
          * GrantInput
@@ -1555,6 +1567,26 @@ export interface components {
             /** Reason */
             reason: string;
         };
+        /**
+         * LegacyMemoryTarget
+         * @description An entry of a legacy Memory collection, by its logical identity.
+         */
+        LegacyMemoryTargetRequest: {
+            /** Artifact Id */
+            artifact_id: string;
+            /** Entry Id */
+            entry_id: string;
+            /**
+             * Family
+             * @constant
+             */
+            family: "memory";
+            /**
+             * Type
+             * @constant
+             */
+            type: "memory_entry";
+        };
         /** LegalHold */
         LegalHold: {
             /** Hold Id */
@@ -1613,16 +1645,67 @@ export interface components {
             limit?: number;
             /** Scope Id */
             scope_id: string;
-            /**
-             * Tag Filter
-             * @default null
-             */
-            tag_filter?: {
-                [key: string]: unknown;
-            } | null;
+            /** @default null */
+            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
         };
-        /** @enum {string} */
-        MatchEnum: "words" | "substring";
+        /** MemoryArtifact */
+        MemoryArtifact: {
+            /**
+             * Artifact Id
+             * @description `art_` + 32 hex digits.
+             */
+            artifact_id: string;
+            /**
+             * Family
+             * @constant
+             */
+            family: "atomic-memory";
+            /**
+             * Revision
+             * @constant
+             */
+            revision: 1;
+        };
+        /** MemoryEntryPage */
+        MemoryEntryPage: {
+            /** Entries */
+            entries: components["schemas"]["MemoryRecordBody"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /** MemoryMutation */
+        MemoryMutation: {
+            /**
+             * Changed
+             * @constant
+             */
+            changed: true;
+            /** Records */
+            records: components["schemas"]["MemoryRecordBody"][];
+        };
+        /** MemoryRecordBody */
+        MemoryRecordBody: {
+            artifact: components["schemas"]["MemoryArtifact"];
+            /** Kind */
+            kind: string;
+            /** Merged Into Id */
+            merged_into_id: null;
+            /**
+             * State
+             * @constant
+             */
+            state: "active";
+            /**
+             * State Version
+             * @constant
+             */
+            state_version: 0;
+            /**
+             * Text
+             * @description As stored: trimmed, Unicode NFC.
+             */
+            text: string;
+        };
         /**
          * MemoryScope
          * @description ``flush_memory``, ``get_memory_capacity``.
@@ -1630,6 +1713,27 @@ export interface components {
         MemoryScopeRequest: {
             /** Scope Id */
             scope_id: string;
+        };
+        /** MemorySearchHit */
+        MemorySearchHit: {
+            /** Matched By */
+            matched_by: "text"[];
+            memory: components["schemas"]["MemoryRecordBody"];
+            /**
+             * Score
+             * @description 1 / (60 + rank), rank from 1.
+             */
+            score: number;
+        };
+        /** MemorySearchResult */
+        MemorySearchResult: {
+            /** Hits */
+            hits: components["schemas"]["MemorySearchHit"][];
+            /**
+             * Mode
+             * @constant
+             */
+            mode: "text";
         };
         /** MintedToken */
         MintedToken: {
@@ -1851,6 +1955,8 @@ export interface components {
             /** Redacted */
             redacted: components["schemas"]["RedactedSource"][];
         };
+        /** @enum {string} */
+        RedactMatchingMatchEnum: "words" | "substring";
         /**
          * RedactMatching
          * @description ``POST /v1/scopes/{scope_id}/redactions``: ``q`` and ``match`` as in the
@@ -1863,7 +1969,7 @@ export interface components {
              * Match
              * @default words
              */
-            match?: components["schemas"]["MatchEnum"];
+            match?: components["schemas"]["RedactMatchingMatchEnum"];
             /** Q */
             q: string;
             /** Reason */
@@ -2020,13 +2126,8 @@ export interface components {
             query: string;
             /** Scope Id */
             scope_id: string;
-            /**
-             * Tag Filter
-             * @default null
-             */
-            tag_filter?: {
-                [key: string]: unknown;
-            } | null;
+            /** @default null */
+            tag_filter?: components["schemas"]["TagFilterRequest"] | null;
         };
         /** SearchPage */
         SearchPage: {
@@ -2103,6 +2204,21 @@ export interface components {
             items: components["schemas"]["SourceRecord"][];
             /** Next After */
             next_after: number;
+        };
+        /** @enum {string} */
+        TagFilterMatchEnum: "all" | "any";
+        /**
+         * TagFilter
+         * @description Records holding all (or any) of ``tags``.
+         */
+        TagFilterRequest: {
+            /**
+             * Match
+             * @default all
+             */
+            match?: components["schemas"]["TagFilterMatchEnum"];
+            /** Tags */
+            tags: string[];
         };
         /** TokenDescriptor */
         TokenDescriptor: {
@@ -2891,7 +3007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2969,7 +3085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3056,7 +3172,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3098,6 +3214,23 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryEntryPage"];
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3125,6 +3258,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The cursor has expired (`cursor_expired`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Body over the size limit (`request_too_large`). */
             413: {
                 headers: {
@@ -3143,7 +3285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description Schema violation or domain rule (`invalid_request`). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3221,7 +3363,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3299,7 +3441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3386,7 +3528,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3428,6 +3570,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryMutation"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3473,7 +3623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3515,6 +3665,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySearchResult"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
             401: {
                 headers: {
@@ -3560,7 +3718,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Always, after the checks above: `legacy_memory_operation_unsupported` for the operations the reference refuses, `operation_not_supported` for the Memory features this service does not have. */
+            /** @description `legacy_memory_operation_unsupported` for the legacy collection requests the reference refuses, `operation_not_supported` for the Memory features this service does not have (docs/api.md, Memory). */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3916,6 +4074,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvidenceResolution"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The token holds no grant for this action on the scope (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The named thing does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the size limit (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not JSON (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Schema violation or domain rule (`invalid_request`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Database unreachable, outcome unknown, retry (`unavailable`); or a large body while the worker has no large-body slot free, nothing done, retry after `Retry-After` (`server_busy`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    export_scope: {
+        parameters: {
+            query?: {
+                /** @description Export this session only (omitted: the scope). */
+                session_id?: string | null;
+            };
+            header?: never;
+            path: {
+                scope_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle: JSON Lines (application/x-ndjson), the manifest first and the trailer last (docs/export.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Invalid query parameter or cursor (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Missing, unknown, revoked or expired bearer token (`unauthorized`). */
