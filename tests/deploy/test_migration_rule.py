@@ -58,6 +58,18 @@ EXCEPTIONS = {
     ("sources", "0008_lifecycle", 3): NULLABLE,
     ("sources", "0008_lifecycle", 5): TOMBSTONE_GUARD,
     ("sources", "0008_lifecycle", 6): "runs on SQLite only (no statement here)",
+    ("sources", "0011_memory_records", 1): GUARDS,
+    ("lifecycle", "0004_export_records", 1): GUARDS,
+    ("sessions_app", "0007_notes_search", 0): (
+        "runs on SQLite only: FTS5 tables and triggers for the envelope search "
+        "(no statement on PostgreSQL)"
+    ),
+    ("sources", "0012_search", 0): (
+        "adds pg_trgm, an IMMUTABLE function and two GIN indexes built with CREATE "
+        "INDEX CONCURRENTLY (no lock that stops old workers' captures; the indexes "
+        "follow their inserts by themselves); on SQLite, FTS5 tables fed by triggers "
+        "on the registry, which old workers' inserts fire as well"
+    ),
     ("sources", "0008_lifecycle", 7): GUARDS,
     ("lifecycle", "0002_immutability_triggers", 0): GUARDS,
     ("api", "0005_rotated_tokens_stay_revoked", 0): (
