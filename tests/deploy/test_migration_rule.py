@@ -70,6 +70,11 @@ EXCEPTIONS = {
         "follow their inserts by themselves); on SQLite, FTS5 tables fed by triggers "
         "on the registry, which old workers' inserts fire as well"
     ),
+    ("sources", "0013_search_text_plpgsql", 0): (
+        "replaces the body of the search indexes' IMMUTABLE function with a PL/pgSQL "
+        "one giving the same results (tests/search/test_search_text_function.py); "
+        "old workers' inserts evaluate whichever body is current, the indexes stay valid"
+    ),
     ("sources", "0008_lifecycle", 7): GUARDS,
     ("lifecycle", "0002_immutability_triggers", 0): GUARDS,
     ("api", "0005_rotated_tokens_stay_revoked", 0): (

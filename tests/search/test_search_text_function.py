@@ -1,0 +1,107 @@
+"""``sources_search_text`` in PL/pgSQL gives what the SQL body of ``0012_search`` gave.
+
+The search indexes are expression indexes over the function, built (on an existing
+database) with the SQL body; migration ``sources.0013_search_text_plpgsql`` replaced
+the body without rebuilding them. That is only sound if the two bodies agree on every
+input - otherwise a Source indexed under one text would be looked up under another and
+never found, or a purge's index clean-up would miss its entries. Hypothesis feeds both
+the same content and metadata (nested objects and arrays, numbers of every kind,
+empty strings, odd Unicode, JSON ``null``, SQL ``NULL``) and compares the results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from django.db import connection
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+EXAMPLES = int(os.environ.get("POWERCONTEXT_PROPERTY_EXAMPLES", "200"))
+
+# The body of migration 0012_search, as a query with the same two parameters.
+SQL_BODY = r"""
+SELECT string_agg(v #>> '{}', E'\n') FROM (
+    SELECT jsonb_path_query(%(content)s::text::jsonb, 'strict $.**') AS v
+    UNION ALL
+    SELECT jsonb_path_query(coalesce(%(metadata)s::jsonb, '{}'::jsonb), 'strict $.**')
+) AS t WHERE jsonb_typeof(v) IN ('string', 'number')
+"""
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+METADATA = st.none() | st.dictionaries(TEXT, VALUES, max_size=4)
+
+
+def both_bodies(content: Any, metadata: dict[str, Any] | None) -> tuple[Any, Any]:
+    params = {
+        # The registry stores content as JSON text and metadata as jsonb.
+        "content": json.dumps(content),
+        "metadata": None if metadata is None else json.dumps(metadata),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sources_search_text(%(content)s, %(metadata)s::jsonb)", params
+        )
+        function_text = cursor.fetchone()[0]
+        cursor.execute(SQL_BODY, params)
+        sql_text = cursor.fetchone()[0]
+    return function_text, sql_text
+
+
+def test_the_function_is_the_session_cached_plpgsql_body() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang "
+            "WHERE p.proname = 'sources_search_text'"
+        )
+        assert cursor.fetchall() == [("plpgsql",)]
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(content=VALUES, metadata=METADATA)
+@example(content="a note", metadata=None)
+@example(content="a note", metadata={})
+@example(content="", metadata={"k": ""})
+@example(content={"a": ["x", 1, 2.5, None, True]}, metadata={"n": [{"m": "deep"}]})
+@example(content=[], metadata={"only": "metadata"})
+@example(content=None, metadata={})
+@example(content=1e20, metadata={"f": -0.0})
+@example(content="line\nbreak é 漢字 🙂", metadata={"z": "\u200b"})
+def test_the_plpgsql_body_gives_what_the_sql_body_gave(
+    content: Any, metadata: dict[str, Any] | None
+) -> None:
+    function_text, sql_text = both_bodies(content, metadata)
+    assert function_text == sql_text
+
+
+def test_the_function_stays_parallel_restricted() -> None:
+    """Decision 0043: a parallel plan's start-up dwarfed the index scan."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT proparallel, provolatile FROM pg_proc "
+            "WHERE proname = 'sources_search_text'"
+        )
+        assert cursor.fetchall() == [("r", "i")]
