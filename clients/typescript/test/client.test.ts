@@ -64,7 +64,7 @@ describe("scopes", () => {
     assert.equal(error.code, "unauthorized");
   });
 
-  test("raw reaches every other operation, typed", async () => {
+  test("raw is the typed openapi-fetch client underneath", async () => {
     const { data, response } = await client.raw.GET("/v1/tokens", {
       params: { query: { limit: 5 } },
     });
@@ -195,6 +195,14 @@ describe("session envelopes", () => {
     const after = await client.getSessionEnvelope(scopeId, "dev/1");
     assert.equal(after.value.meta.selectedModel, "m-large");
     assert.equal(after.value.version, 2);
+
+    // A poll with the current ETag: 304, no body.
+    assert.equal(
+      await client.getSessionEnvelope(scopeId, "dev/1", { ifNoneMatch: after.etag }),
+      null,
+    );
+    const changed = await client.getSessionEnvelope(scopeId, "dev/1", { ifNoneMatch: read.etag });
+    assert.equal(changed?.etag, etagOf(2));
   });
 
   test("close a session; later writes are a typed session_closed", async () => {
