@@ -45,6 +45,18 @@ describe("health", () => {
     assert.equal(readiness.status, "ready");
     assert.ok(Object.keys(readiness.checks).length > 0);
   });
+
+  test("a service that is not ready answers, it does not throw", async () => {
+    // The live service is ready; its 503 (powercontext/api/health.py) as a proxy
+    // in front of it would relay it when the database is down.
+    const notReady: typeof fetch = async (input, init) => {
+      const answer = await fetch(input, init);
+      const body = { status: "not_ready", checks: { database: "unavailable" } };
+      return new Response(JSON.stringify(body), { status: 503, headers: answer.headers });
+    };
+    const readiness = await service.client({ fetch: notReady }).getReadiness();
+    assert.deepEqual(readiness, { status: "not_ready", checks: { database: "unavailable" } });
+  });
 });
 
 describe("the default scope", () => {
