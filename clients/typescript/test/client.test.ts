@@ -5,6 +5,8 @@
  * host meets it.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import {
@@ -15,6 +17,7 @@ import {
   SourceConflictError,
   etagOf,
 } from "../src/index.js";
+import { REPOSITORY } from "../scripts/types.js";
 import { newScope, releaseService, useService, type Service } from "./service.js";
 
 let service: Service;
@@ -264,20 +267,33 @@ describe("working notes", () => {
 });
 
 describe("browser hosts (CORS)", () => {
-  test("a preflight from the allowed origin may send If-Match and read ETag", async () => {
+  // What docs/hosts.md ("Browser hosts") says a page may send and read.
+  const SENT = ["Authorization", "Content-Type", "If-Match", "If-None-Match"];
+  const READ = ["ETag", "Idempotent-Replayed", "Location", "Retry-After", "X-PowerContext-Request-ID"];
+
+  test("docs/hosts.md names those headers", () => {
+    const page = readFileSync(resolve(REPOSITORY, "docs/hosts.md"), "utf8");
+    const section = page.slice(page.indexOf("## Browser hosts (CORS)")).replace(/\s+/g, " ");
+    const sent = section.slice(0, section.indexOf("may be sent"));
+    const read = section.slice(section.indexOf("may be sent"), section.indexOf("may be read"));
+    assert.deepEqual([...sent.matchAll(/`([\w-]+)`/g)].map((m) => m[1]).slice(-SENT.length), SENT);
+    assert.deepEqual([...read.matchAll(/`([\w-]+)`/g)].map((m) => m[1]), READ);
+  });
+
+  test("a preflight from the allowed origin may send them, and a page may read them", async () => {
     const path = `/v1/scopes/scp_x/sessions/s/working-notes`;
     const preflight = await fetch(`${service.url}${path}`, {
       method: "OPTIONS",
       headers: {
         Origin: service.corsOrigin,
         "Access-Control-Request-Method": "PUT",
-        "Access-Control-Request-Headers": "authorization, content-type, if-match",
+        "Access-Control-Request-Headers": SENT.join(", ").toLowerCase(),
       },
     });
     assert.equal(preflight.headers.get("Access-Control-Allow-Origin"), service.corsOrigin);
-    const allowed = preflight.headers.get("Access-Control-Allow-Headers") ?? "";
-    for (const name of ["authorization", "content-type", "if-match"]) {
-      assert.ok(allowed.includes(name), `${name} not in ${allowed}`);
+    const allowed = (preflight.headers.get("Access-Control-Allow-Headers") ?? "").split(/, */);
+    for (const name of SENT) {
+      assert.ok(allowed.includes(name.toLowerCase()), `${name} not in ${allowed}`);
     }
 
     const scopeId = await newScope(client);
@@ -290,9 +306,10 @@ describe("browser hosts (CORS)", () => {
       },
       body: JSON.stringify({ meta: {} }),
     });
-    const exposed = answer.headers.get("Access-Control-Expose-Headers") ?? "";
-    for (const name of ["etag", "x-powercontext-request-id"]) {
-      assert.ok(exposed.includes(name), `${name} not in ${exposed}`);
+    assert.equal(answer.headers.get("Access-Control-Allow-Origin"), service.corsOrigin);
+    const exposed = (answer.headers.get("Access-Control-Expose-Headers") ?? "").split(/, */);
+    for (const name of READ) {
+      assert.ok(exposed.includes(name.toLowerCase()), `${name} not in ${exposed}`);
     }
   });
 
