@@ -145,6 +145,38 @@ describe("sources", () => {
     );
   });
 
+  test("a capture answered 503 unavailable is sent again", async () => {
+    const scopeId = await newScope(client);
+    let sent = 0;
+    // The first attempt meets an overloaded proxy's 503 in the service's envelope.
+    const busyOnce: typeof fetch = async (input, init) => {
+      sent += 1;
+      if (sent === 1) {
+        const body = { error: { code: "unavailable", message: "busy", details: null } };
+        return new Response(JSON.stringify(body), {
+          status: 503,
+          headers: { "Content-Type": "application/json", "Retry-After": "1" },
+        });
+      }
+      return fetch(input, init);
+    };
+    const receipt = await new PowerContextClient({
+      baseUrl: service.url,
+      token: service.token,
+      fetch: busyOnce,
+      retryDelayMs: 1,
+    }).captureWorkingNote({
+      scope_id: scopeId,
+      session_id: "busy",
+      source_id: "wn-busy",
+      content: "kept once",
+      note_kind: "validation",
+    });
+    assert.equal(sent, 2);
+    assert.equal(receipt.position, 1);
+    assert.equal((await client.getSourceAudit(scopeId, "wn-busy")).attempts_total, 1);
+  });
+
   test("a capture that never gets an answer is a NetworkError after every attempt", async () => {
     let calls = 0;
     const deadFetch: typeof fetch = async () => {
