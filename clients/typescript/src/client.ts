@@ -2,10 +2,10 @@
  * A typed client for the PowerContext HTTP API.
  *
  * Every operation is typed from the service's own OpenAPI document (`schema.ts`,
- * generated): `client.raw` is an `openapi-fetch` client for all of them, and the
- * methods below wrap the ones an agent host uses, turning error answers into typed
- * errors (`errors.ts`), handling `ETag`/`If-Match` on envelope writes, and retrying
- * idempotent captures when the network drops an answer.
+ * generated), and each has a method here (`OPERATIONS` maps every operationId to
+ * it): the methods turn error answers into typed errors (`errors.ts`), handle
+ * `ETag`/`If-Match` on envelope writes, and retry idempotent captures when the
+ * network drops an answer. `client.raw` is the underlying `openapi-fetch` client.
  */
 import createClient, { type Client } from "openapi-fetch";
 
@@ -14,7 +14,9 @@ import type { components, operations, paths } from "./schema.js";
 
 export type Schemas = components["schemas"];
 type Body<Operation extends keyof operations> =
-  operations[Operation] extends { requestBody: { content: { "application/json": infer B } } }
+  NonNullable<operations[Operation]["requestBody"]> extends {
+    content: { "application/json": infer B };
+  }
     ? B
     : never;
 type Query<Operation extends keyof operations> = operations[Operation] extends {
@@ -44,6 +46,11 @@ export interface Tagged<T> {
   created: boolean;
 }
 
+export interface ReadOptions {
+  /** Answer `null` (`304`) when the envelope is still at this ETag (or `*`). */
+  ifNoneMatch?: string;
+}
+
 export interface WriteOptions {
   /** Write only if the envelope is at this ETag (`"12"`) or exists (`*`); else 412. */
   ifMatch?: string;
@@ -70,6 +77,10 @@ function tagged<T>(answer: Answer<T>): Tagged<T> {
     etag: answer.response.headers.get("ETag") ?? "",
     created: answer.response.status === 201,
   };
+}
+
+function isReadiness(body: unknown): body is Schemas["ReadinessResponse"] {
+  return typeof body === "object" && body !== null && "checks" in body && "status" in body;
 }
 
 function header(ifMatch: string | undefined): { "If-Match"?: string } {
@@ -105,6 +116,11 @@ export class PowerContextClient {
 
   async listScopes(query: Query<"list_scopes"> = {}): Promise<Schemas["ScopePage"]> {
     return unwrap(await this.raw.GET("/v1/scopes", { params: { query } }));
+  }
+
+  /** The caller's own default scope, created (with the caller as admin) on first use. */
+  async getDefaultScope(): Promise<Schemas["ScopeDescriptor"]> {
+    return unwrap(await this.raw.GET("/v1/scopes/default"));
   }
 
   // --- Sources --------------------------------------------------------------------
@@ -148,6 +164,87 @@ export class PowerContextClient {
     );
   }
 
+  /** A Source with a server-assigned id (`src_...`); not idempotent, never retried. */
+  async createSource(
+    scopeId: string,
+    body: Body<"create_source">,
+  ) {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.POST("/v1/scopes/{scope_id}/sources", { params: { path }, body }),
+    );
+  }
+
+  /** The generation window: non-note Sources after a position (notes are skipped). */
+  async readGenerationWindow(
+    scopeId: string,
+    query: Query<"read_generation_window"> = {},
+  ) {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.GET("/v1/scopes/{scope_id}/sources/window", {
+        params: { path, query },
+      }),
+    );
+  }
+
+  async listSourceAudit(
+    scopeId: string,
+    query: Query<"list_source_audit"> = {},
+  ) {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.GET("/v1/scopes/{scope_id}/source-audit", { params: { path, query } }),
+    );
+  }
+
+  async getSourceAudit(scopeId: string, sourceId: string) {
+    const path = { scope_id: scopeId, source_type: "content" as const, source_id: sourceId };
+    return unwrap(
+      await this.raw.GET("/v1/scopes/{scope_id}/source-audit/{source_type}/{source_id}", {
+        params: { path },
+      }),
+    );
+  }
+
+  /** Every capture attempt of one identity, oldest first (also rejected new notes). */
+  async listCaptureAttempts(
+    scopeId: string,
+    sourceId: string,
+    query: Query<"list_capture_attempts"> = {},
+  ): Promise<Schemas["AttemptPage"]> {
+    const path = { scope_id: scopeId, source_type: "content" as const, source_id: sourceId };
+    return unwrap(
+      await this.raw.GET("/v1/scopes/{scope_id}/source-attempts/{source_type}/{source_id}", {
+        params: { path, query },
+      }),
+    );
+  }
+
+  /** Find the Sources holding a text (`match`: `words` or `substring`), best first. */
+  async searchSources(
+    scopeId: string,
+    query: Query<"search_sources">,
+  ): Promise<Schemas["SearchPage"]> {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.GET("/v1/scopes/{scope_id}/search", { params: { path, query } }),
+    );
+  }
+
+  /** Find the envelopes whose live working notes hold a text. */
+  async searchEnvelopes(
+    scopeId: string,
+    query: Query<"search_envelopes">,
+  ): Promise<Schemas["EnvelopeSearchPage"]> {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.GET("/v1/scopes/{scope_id}/search/envelopes", {
+        params: { path, query },
+      }),
+    );
+  }
+
   async resolveEvidence(
     scopeId: string,
     body: Body<"resolve_evidence">,
@@ -163,16 +260,32 @@ export class PowerContextClient {
 
   // --- Session envelopes ------------------------------------------------------------
 
+  /**
+   * The envelope with its `ETag`. With `ifNoneMatch` (an ETag read earlier) the
+   * answer is `null` when the envelope is still at that version (`304`): a cheap poll.
+   */
   async getSessionEnvelope(
     scopeId: string,
     sessionId: string,
-  ): Promise<Tagged<Schemas["Envelope"]>> {
+  ): Promise<Tagged<Schemas["Envelope"]>>;
+  async getSessionEnvelope(
+    scopeId: string,
+    sessionId: string,
+    options: ReadOptions,
+  ): Promise<Tagged<Schemas["Envelope"]> | null>;
+  async getSessionEnvelope(
+    scopeId: string,
+    sessionId: string,
+    options: ReadOptions = {},
+  ): Promise<Tagged<Schemas["Envelope"]> | null> {
     const path = { scope_id: scopeId, session_id: sessionId };
-    return tagged(
-      await this.raw.GET("/v1/scopes/{scope_id}/sessions/{session_id}/envelope", {
-        params: { path },
-      }),
+    const header =
+      options.ifNoneMatch === undefined ? {} : { "If-None-Match": options.ifNoneMatch };
+    const answer = await this.raw.GET(
+      "/v1/scopes/{scope_id}/sessions/{session_id}/envelope",
+      { params: { path, header } },
     );
+    return answer.response.status === 304 ? null : tagged(answer);
   }
 
   /** The host's replace (PUT); a stale `ifMatch` throws `PreconditionFailedError`. */
@@ -277,6 +390,261 @@ export class PowerContextClient {
     return unwrap(answer as Answer<string>);
   }
 
+  // --- Handoffs -------------------------------------------------------------------------
+
+  /** Check a draft; the PreparedHandoff to commit (nothing is written). */
+  async finalizeHandoff(
+    body: Body<"finalize_handoff">,
+  ): Promise<Schemas["PreparedHandoff"]> {
+    return unwrap(await this.raw.POST("/v1/handoff/finalize", { body }));
+  }
+
+  /** Store a PreparedHandoff as the next revision (the same content replays it). */
+  async commitHandoff(body: Body<"commit_handoff">): Promise<Schemas["CommittedHandoff"]> {
+    return unwrap(await this.raw.POST("/v1/handoff/commit", { body }));
+  }
+
+  /** A handoff with a per-claim evidence check. */
+  async continueHandoff(
+    body: Body<"continue_handoff">,
+  ): Promise<Schemas["HandoffResolution"]> {
+    return unwrap(await this.raw.POST("/v1/handoff/continue", { body }));
+  }
+
+  /** The continuity hint text for a handoff, or `status: "empty"`. */
+  async prepareHandoffHint(
+    body: Body<"prepare_handoff_hint">,
+  ): Promise<Schemas["PreparedContext"]> {
+    return unwrap(await this.raw.POST("/v1/handoff/hint", { body }));
+  }
+
+  /**
+   * Generating a draft needs a language model, which the service has none of: after
+   * validation it always throws `503 handoff_generation_unavailable`.
+   */
+  async prepareHandoff(body: Body<"prepare_handoff">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/handoff/prepare", { body })) as never;
+  }
+
+  /** As `prepareHandoff` (after resolving `boundary_source`): always a typed error. */
+  async activateHandoff(body: Body<"activate_handoff">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/handoff/activate", { body })) as never;
+  }
+
+  // --- Lifecycle ------------------------------------------------------------------------
+
+  async setLegalHold(
+    scopeId: string,
+    body: Body<"set_legal_hold">,
+  ): Promise<Schemas["LegalHold"]> {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.POST("/v1/scopes/{scope_id}/legal-holds", { params: { path }, body }),
+    );
+  }
+
+  async listLegalHolds(
+    scopeId: string,
+    query: Query<"list_legal_holds"> = {},
+  ): Promise<Schemas["LegalHoldPage"]> {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.GET("/v1/scopes/{scope_id}/legal-holds", { params: { path, query } }),
+    );
+  }
+
+  async releaseLegalHold(
+    scopeId: string,
+    holdId: string,
+    body: Body<"release_legal_hold">,
+  ): Promise<Schemas["LegalHold"]> {
+    const path = { scope_id: scopeId, hold_id: holdId };
+    return unwrap(
+      await this.raw.POST("/v1/scopes/{scope_id}/legal-holds/{hold_id}/release", {
+        params: { path },
+        body,
+      }),
+    );
+  }
+
+  /** Tombstone expired or closed working notes (`dry_run` answers what it would do). */
+  async purgeWorkingNotes(
+    scopeId: string,
+    body: Body<"purge_working_notes">,
+  ): Promise<Schemas["PurgeResult"]> {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.POST("/v1/scopes/{scope_id}/purge", { params: { path }, body }),
+    );
+  }
+
+  /** Erase one Source (a tombstone) and its copies; `409 legal_hold` when held. */
+  async redactSource(
+    scopeId: string,
+    sourceId: string,
+    body: Body<"redact_source">,
+  ) {
+    const path = { scope_id: scopeId, source_type: "content" as const, source_id: sourceId };
+    return unwrap(
+      await this.raw.POST("/v1/scopes/{scope_id}/sources/{source_type}/{source_id}/redact", {
+        params: { path },
+        body,
+      }),
+    );
+  }
+
+  /** Erase every Source and envelope the search finds with `q`, holds respected. */
+  async redactMatching(
+    scopeId: string,
+    body: Body<"redact_matching">,
+  ): Promise<Schemas["RedactionRun"]> {
+    const path = { scope_id: scopeId };
+    return unwrap(
+      await this.raw.POST("/v1/scopes/{scope_id}/redactions", { params: { path }, body }),
+    );
+  }
+
+  /**
+   * The scope's (or one session's) export bundle as it streams: JSON Lines, the
+   * manifest first and the trailer last (docs/export.md). Errors before the first
+   * byte are thrown; a bundle cut short has no trailer.
+   */
+  async exportScope(
+    scopeId: string,
+    query: Query<"export_scope"> = {},
+  ): Promise<ReadableStream<Uint8Array>> {
+    const path = { scope_id: scopeId };
+    const answer = await this.raw.GET("/v1/scopes/{scope_id}/export", {
+      params: { path, query },
+      parseAs: "stream",
+    });
+    return unwrap(answer as Answer<ReadableStream<Uint8Array>>);
+  }
+
+  // --- Memory records (the reference client's legacy operations) -------------------------
+
+  /** Store a new Memory record (every call stores one). */
+  async rememberMemory(body: Body<"remember_memory">) {
+    return unwrap(await this.raw.POST("/v1/memory/remember", { body }));
+  }
+
+  async listMemoryEntries(
+    body: Body<"list_memory_entries">,
+  ) {
+    return unwrap(await this.raw.POST("/v1/memory/entries/list", { body }));
+  }
+
+  /** Text search over the scope's records (`vector`/`hybrid` are refused). */
+  async searchMemory(body: Body<"search_memory">) {
+    return unwrap(await this.raw.POST("/v1/memory/search", { body }));
+  }
+
+  /**
+   * A legacy Memory collection's entry: this service keeps none, so it always
+   * throws (`404 not_found` for a `target`, `422` for a `citation`).
+   */
+  async getMemoryEntry(body: Body<"get_memory_entry">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/memory/entries/get", { body })) as never;
+  }
+
+  /** Memory extraction needs a model: always `422 operation_not_supported`. */
+  async flushMemory(body: Body<"flush_memory">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/memory/flush", { body })) as never;
+  }
+
+  /** Always `422 legacy_memory_operation_unsupported`, as the reference answers. */
+  async getMemoryCapacity(body: Body<"get_memory_capacity">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/memory/capacity", { body })) as never;
+  }
+
+  /** Always `422 legacy_memory_operation_unsupported`, as the reference answers. */
+  async listMemoryChanges(body: Body<"list_memory_changes">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/memory/changes", { body })) as never;
+  }
+
+  /** Always `422 legacy_memory_operation_unsupported`: records are immutable. */
+  async reviseMemoryEntry(body: Body<"revise_memory_entry">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/memory/entries/revise", { body })) as never;
+  }
+
+  /** Always `422 legacy_memory_operation_unsupported`: records are immutable. */
+  async retireMemoryEntry(body: Body<"retire_memory_entry">): Promise<never> {
+    return unwrap(await this.raw.POST("/v1/memory/entries/retire", { body })) as never;
+  }
+
+  // --- Tokens and grants ----------------------------------------------------------------
+
+  /** A new token; its secret (`token`) is in this answer only. */
+  async mintToken(body: Body<"mint_token">): Promise<Schemas["MintedToken"]> {
+    return unwrap(await this.raw.POST("/v1/tokens", { body }));
+  }
+
+  async listTokens(query: Query<"list_tokens"> = {}): Promise<Schemas["TokenPage"]> {
+    return unwrap(await this.raw.GET("/v1/tokens", { params: { query } }));
+  }
+
+  async getToken(tokenId: number): Promise<Schemas["TokenDescriptor"]> {
+    const path = { token_id: tokenId };
+    return unwrap(await this.raw.GET("/v1/tokens/{token_id}", { params: { path } }));
+  }
+
+  async setTokenExpiry(
+    tokenId: number,
+    body: Body<"set_token_expiry">,
+  ): Promise<Schemas["TokenDescriptor"]> {
+    const path = { token_id: tokenId };
+    return unwrap(await this.raw.PATCH("/v1/tokens/{token_id}", { params: { path }, body }));
+  }
+
+  async addTokenGrant(
+    tokenId: number,
+    body: Body<"add_token_grant">,
+  ): Promise<Schemas["TokenDescriptor"]> {
+    const path = { token_id: tokenId };
+    return unwrap(
+      await this.raw.POST("/v1/tokens/{token_id}/grants", { params: { path }, body }),
+    );
+  }
+
+  /** Remove the token's grant on `scope` (a scope id or `*`). */
+  async removeTokenGrant(tokenId: number, scope: string): Promise<Schemas["TokenDescriptor"]> {
+    const path = { token_id: tokenId, scope };
+    return unwrap(
+      await this.raw.DELETE("/v1/tokens/{token_id}/grants/{scope}", { params: { path } }),
+    );
+  }
+
+  async revokeToken(tokenId: number): Promise<Schemas["TokenDescriptor"]> {
+    const path = { token_id: tokenId };
+    return unwrap(await this.raw.POST("/v1/tokens/{token_id}/revoke", { params: { path } }));
+  }
+
+  /** A new secret for the token; the old one keeps working for `grace_seconds`. */
+  async rotateToken(
+    tokenId: number,
+    body: Body<"rotate_token"> = {},
+  ): Promise<Schemas["MintedToken"]> {
+    const path = { token_id: tokenId };
+    return unwrap(
+      await this.raw.POST("/v1/tokens/{token_id}/rotate", { params: { path }, body }),
+    );
+  }
+
+  // --- Health -----------------------------------------------------------------------------
+
+  async getLiveness(): Promise<Schemas["HealthResponse"]> {
+    return unwrap(await this.raw.GET("/health/live"));
+  }
+
+  /** Ready or not: a `503` with `status: "not_ready"` is an answer too, not an error. */
+  async getReadiness(): Promise<Schemas["ReadinessResponse"]> {
+    const answer = await this.raw.GET("/health/ready");
+    if (answer.response.status === 503 && isReadiness(answer.error)) {
+      return answer.error;
+    }
+    return unwrap(answer);
+  }
+
   // --- Retries --------------------------------------------------------------------------
 
   private async retryingCapture<T>(send: () => Promise<Answer<T>>): Promise<T> {
@@ -304,6 +672,78 @@ export class PowerContextClient {
     throw new NetworkError(this.captureAttempts, { cause: lastFailure });
   }
 }
+
+type Method = {
+  [Name in keyof PowerContextClient]: PowerContextClient[Name] extends (
+    ...args: never[]
+  ) => Promise<unknown>
+    ? Name
+    : never;
+}[keyof PowerContextClient];
+
+/**
+ * Every operation of the service (its OpenAPI `operationId`) and the client method
+ * that wraps it: the type check fails when the document gains an operation that has
+ * no method here, and test/operations.test.ts checks it against the live document.
+ */
+export const OPERATIONS = {
+  activate_handoff: "activateHandoff",
+  add_token_grant: "addTokenGrant",
+  capture_content_source: "captureContentSource",
+  capture_working_note: "captureWorkingNote",
+  close_session: "closeSession",
+  commit_handoff: "commitHandoff",
+  continue_handoff: "continueHandoff",
+  create_scope: "createScope",
+  create_source: "createSource",
+  delete_working_notes: "deleteWorkingNotes",
+  export_scope: "exportScope",
+  finalize_handoff: "finalizeHandoff",
+  flush_memory: "flushMemory",
+  fold_working_notes: "foldWorkingNotes",
+  get_default_scope: "getDefaultScope",
+  get_liveness: "getLiveness",
+  get_memory_capacity: "getMemoryCapacity",
+  get_memory_entry: "getMemoryEntry",
+  get_readiness: "getReadiness",
+  get_scope: "getScope",
+  get_session_envelope: "getSessionEnvelope",
+  get_source: "getSource",
+  get_source_audit: "getSourceAudit",
+  get_token: "getToken",
+  get_working_notes: "getWorkingNotes",
+  list_capture_attempts: "listCaptureAttempts",
+  list_legal_holds: "listLegalHolds",
+  list_memory_changes: "listMemoryChanges",
+  list_memory_entries: "listMemoryEntries",
+  list_scopes: "listScopes",
+  list_source_audit: "listSourceAudit",
+  list_sources: "listSources",
+  list_tokens: "listTokens",
+  mint_token: "mintToken",
+  patch_session_envelope: "patchSessionEnvelope",
+  prepare_handoff: "prepareHandoff",
+  prepare_handoff_hint: "prepareHandoffHint",
+  purge_working_notes: "purgeWorkingNotes",
+  put_working_notes: "putWorkingNotes",
+  read_generation_window: "readGenerationWindow",
+  redact_matching: "redactMatching",
+  redact_source: "redactSource",
+  release_legal_hold: "releaseLegalHold",
+  remember_memory: "rememberMemory",
+  remove_token_grant: "removeTokenGrant",
+  replace_session_envelope: "replaceSessionEnvelope",
+  resolve_evidence: "resolveEvidence",
+  retire_memory_entry: "retireMemoryEntry",
+  revise_memory_entry: "reviseMemoryEntry",
+  revoke_token: "revokeToken",
+  rotate_token: "rotateToken",
+  search_envelopes: "searchEnvelopes",
+  search_memory: "searchMemory",
+  search_sources: "searchSources",
+  set_legal_hold: "setLegalHold",
+  set_token_expiry: "setTokenExpiry",
+} as const satisfies { [Id in keyof operations]: Method };
 
 function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));

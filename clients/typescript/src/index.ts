@@ -1,6 +1,6 @@
 /** PowerContext for TypeScript hosts: the typed client and the working-notes tools. */
-export { PowerContextClient, etagOf } from "./client.js";
-export type { ClientOptions, Schemas, Tagged, WriteOptions } from "./client.js";
+export { OPERATIONS, PowerContextClient, etagOf } from "./client.js";
+export type { ClientOptions, ReadOptions, Schemas, Tagged, WriteOptions } from "./client.js";
 export {
   NetworkError,
   PowerContextError,

@@ -5,6 +5,8 @@
  * host meets it.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import {
@@ -15,6 +17,7 @@ import {
   SourceConflictError,
   etagOf,
 } from "../src/index.js";
+import { REPOSITORY } from "../scripts/types.js";
 import { newScope, releaseService, useService, type Service } from "./service.js";
 
 let service: Service;
@@ -64,7 +67,7 @@ describe("scopes", () => {
     assert.equal(error.code, "unauthorized");
   });
 
-  test("raw reaches every other operation, typed", async () => {
+  test("raw is the typed openapi-fetch client underneath", async () => {
     const { data, response } = await client.raw.GET("/v1/tokens", {
       params: { query: { limit: 5 } },
     });
@@ -142,6 +145,38 @@ describe("sources", () => {
     );
   });
 
+  test("a capture answered 503 unavailable is sent again", async () => {
+    const scopeId = await newScope(client);
+    let sent = 0;
+    // The first attempt meets an overloaded proxy's 503 in the service's envelope.
+    const busyOnce: typeof fetch = async (input, init) => {
+      sent += 1;
+      if (sent === 1) {
+        const body = { error: { code: "unavailable", message: "busy", details: null } };
+        return new Response(JSON.stringify(body), {
+          status: 503,
+          headers: { "Content-Type": "application/json", "Retry-After": "1" },
+        });
+      }
+      return fetch(input, init);
+    };
+    const receipt = await new PowerContextClient({
+      baseUrl: service.url,
+      token: service.token,
+      fetch: busyOnce,
+      retryDelayMs: 1,
+    }).captureWorkingNote({
+      scope_id: scopeId,
+      session_id: "busy",
+      source_id: "wn-busy",
+      content: "kept once",
+      note_kind: "validation",
+    });
+    assert.equal(sent, 2);
+    assert.equal(receipt.position, 1);
+    assert.equal((await client.getSourceAudit(scopeId, "wn-busy")).attempts_total, 1);
+  });
+
   test("a capture that never gets an answer is a NetworkError after every attempt", async () => {
     let calls = 0;
     const deadFetch: typeof fetch = async () => {
@@ -195,6 +230,14 @@ describe("session envelopes", () => {
     const after = await client.getSessionEnvelope(scopeId, "dev/1");
     assert.equal(after.value.meta.selectedModel, "m-large");
     assert.equal(after.value.version, 2);
+
+    // A poll with the current ETag: 304, no body.
+    assert.equal(
+      await client.getSessionEnvelope(scopeId, "dev/1", { ifNoneMatch: after.etag }),
+      null,
+    );
+    const changed = await client.getSessionEnvelope(scopeId, "dev/1", { ifNoneMatch: read.etag });
+    assert.equal(changed?.etag, etagOf(2));
   });
 
   test("close a session; later writes are a typed session_closed", async () => {
@@ -256,20 +299,33 @@ describe("working notes", () => {
 });
 
 describe("browser hosts (CORS)", () => {
-  test("a preflight from the allowed origin may send If-Match and read ETag", async () => {
+  // What docs/hosts.md ("Browser hosts") says a page may send and read.
+  const SENT = ["Authorization", "Content-Type", "If-Match", "If-None-Match"];
+  const READ = ["ETag", "Idempotent-Replayed", "Location", "Retry-After", "X-PowerContext-Request-ID"];
+
+  test("docs/hosts.md names those headers", () => {
+    const page = readFileSync(resolve(REPOSITORY, "docs/hosts.md"), "utf8");
+    const section = page.slice(page.indexOf("## Browser hosts (CORS)")).replace(/\s+/g, " ");
+    const sent = section.slice(0, section.indexOf("may be sent"));
+    const read = section.slice(section.indexOf("may be sent"), section.indexOf("may be read"));
+    assert.deepEqual([...sent.matchAll(/`([\w-]+)`/g)].map((m) => m[1]).slice(-SENT.length), SENT);
+    assert.deepEqual([...read.matchAll(/`([\w-]+)`/g)].map((m) => m[1]), READ);
+  });
+
+  test("a preflight from the allowed origin may send them, and a page may read them", async () => {
     const path = `/v1/scopes/scp_x/sessions/s/working-notes`;
     const preflight = await fetch(`${service.url}${path}`, {
       method: "OPTIONS",
       headers: {
         Origin: service.corsOrigin,
         "Access-Control-Request-Method": "PUT",
-        "Access-Control-Request-Headers": "authorization, content-type, if-match",
+        "Access-Control-Request-Headers": SENT.join(", ").toLowerCase(),
       },
     });
     assert.equal(preflight.headers.get("Access-Control-Allow-Origin"), service.corsOrigin);
-    const allowed = preflight.headers.get("Access-Control-Allow-Headers") ?? "";
-    for (const name of ["authorization", "content-type", "if-match"]) {
-      assert.ok(allowed.includes(name), `${name} not in ${allowed}`);
+    const allowed = (preflight.headers.get("Access-Control-Allow-Headers") ?? "").split(/, */);
+    for (const name of SENT) {
+      assert.ok(allowed.includes(name.toLowerCase()), `${name} not in ${allowed}`);
     }
 
     const scopeId = await newScope(client);
@@ -282,9 +338,10 @@ describe("browser hosts (CORS)", () => {
       },
       body: JSON.stringify({ meta: {} }),
     });
-    const exposed = answer.headers.get("Access-Control-Expose-Headers") ?? "";
-    for (const name of ["etag", "x-powercontext-request-id"]) {
-      assert.ok(exposed.includes(name), `${name} not in ${exposed}`);
+    assert.equal(answer.headers.get("Access-Control-Allow-Origin"), service.corsOrigin);
+    const exposed = (answer.headers.get("Access-Control-Expose-Headers") ?? "").split(/, */);
+    for (const name of READ) {
+      assert.ok(exposed.includes(name.toLowerCase()), `${name} not in ${exposed}`);
     }
   });
 

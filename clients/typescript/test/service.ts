@@ -20,8 +20,31 @@ export interface Service {
   token: string;
   /** The browser origin the service allows (CORS). */
   corsOrigin: string;
-  client(options?: { fetch?: typeof fetch }): PowerContextClient;
+  /** A client with the admin token (its method calls are recorded: `calledMethods`). */
+  client(options?: { fetch?: typeof fetch; token?: string }): PowerContextClient;
   stop(): Promise<void>;
+}
+
+/**
+ * The client methods the tests called (through `Service.client()`), whatever the
+ * answer: test/coverage.test.ts checks that every operation's method is among them.
+ */
+export const calledMethods = new Set<string>();
+
+/** The client, recording each method called on it in `calledMethods`. */
+function recording(client: PowerContextClient): PowerContextClient {
+  return new Proxy(client, {
+    get(target, name) {
+      const value: unknown = Reflect.get(target, name, target);
+      if (typeof value !== "function") {
+        return value;
+      }
+      return (...args: unknown[]) => {
+        calledMethods.add(String(name));
+        return value.apply(target, args);
+      };
+    },
+  });
 }
 
 let shared: { service: Promise<Service>; users: number } | undefined;
@@ -71,7 +94,9 @@ export async function startService(): Promise<Service> {
     token: started.token,
     corsOrigin: started.cors_origin,
     client: (options = {}) =>
-      new PowerContextClient({ baseUrl: started.url, token: started.token, ...options }),
+      recording(
+        new PowerContextClient({ baseUrl: started.url, token: started.token, ...options }),
+      ),
     stop: async () => {
       server.stdin.end();
       await exited;
