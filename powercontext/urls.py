@@ -12,6 +12,9 @@ from powercontext.mcp_server.views import McpView
 from sources.urls import first_urlpatterns
 
 urlpatterns = [
+    # MCP clients are configured with either spelling; neither redirects. First:
+    # an MCP host's every call resolves it, and routes are tried in order.
+    re_path(r"^mcp/?\Z", McpView.as_view(), name="mcp"),
     path("v1/", include(first_urlpatterns)),
     path("health/live", health.LivenessView.as_view(), name="health-live"),
     path("health/ready", health.ReadinessView.as_view(), name="health-ready"),
@@ -29,8 +32,6 @@ urlpatterns = [
     path("v1/", include("sessions_app.urls")),
     path("v1/", include("handoffs.urls")),
     path("v1/", include("powercontext.access.urls")),
-    # MCP clients are configured with either spelling; neither redirects.
-    re_path(r"^mcp/?\Z", McpView.as_view(), name="mcp"),
     re_path(r"^.*$", errors.not_found_view),
 ]
 if settings.POWERCONTEXT_ADMIN_ENABLED:

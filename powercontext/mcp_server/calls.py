@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from typing import Any
 
 import mcp_types as types
@@ -45,7 +46,7 @@ from powercontext.inputs import (
     validate_input,
     validation_errors,
 )
-from powercontext.jsonvalues import RawJSON, stored_json_loads
+from powercontext.jsonvalues import stored_json_loads
 from powercontext.operations import Context, Given, Operation, Streamed, Text
 
 from .catalogue import Tool
@@ -106,7 +107,11 @@ def _perform(
     given = Given(
         path=path_input,
         query=None if operation.query is None else _query_input(operation, query),
-        body=None if operation.body is None else _body_input(operation.body, body),
+        body=(
+            None
+            if operation.body is None
+            else _body_input(operation.body, body, may_be_unstorable(request.body))
+        ),
     )
     context = Context(principal, request_id_of(request), GRANTS)
     return perform(operation, given, context)
@@ -120,10 +125,31 @@ def _query_input(operation: Operation, query: dict[str, Any]) -> Any:
     )
 
 
-def _body_input(model: type[BaseModel], body: dict[str, Any]) -> Any:
-    """``body`` validated as a JSON body is: storable values, then the model."""
+# What can make a value of the POSTed message unstorable is visible in its bytes,
+# as for a REST body (powercontext/api/parsers.py): a NUL or a surrogate as a ``\u``
+# escape, an integer of 16 digits or more, a three-digit exponent. The SDK's JSON
+# reading is more lenient than the REST parser's, so three more: ``NaN`` and
+# ``Infinity`` (read as floats), a surrogate written raw in UTF-8 (``json.loads``
+# reads bytes with ``surrogatepass``), and any NUL byte (a body in UTF-16 or
+# UTF-32, whose escapes the other patterns would not see). A message without any
+# of these cannot fail the walk; a false alarm only costs it.
+_UNSTORABLE_HINT = re.compile(
+    rb"\\u(?:0000|[dD][89a-fA-F])|[0-9]{16}|[eE][+-]?[0-9]{3}"
+    rb"|NaN|Infinity|\xed[\xa0-\xbf]|\x00"
+)
+
+
+def may_be_unstorable(message: bytes) -> bool:
+    """Whether the POSTed ``message`` may hold an unstorable value."""
+    return _UNSTORABLE_HINT.search(message) is not None
+
+
+def _body_input(model: type[BaseModel], body: dict[str, Any], suspect: bool) -> Any:
+    """``body`` validated as a JSON body is: storable values (walked only when
+    the message's bytes hint at a problem), then the model."""
     try:
-        check_json_value(body, ("body",))
+        if suspect:
+            check_json_value(body, ("body",))
     except RequestValidationError:
         if _holds_non_finite(body):  # text JSON has no such number: not JSON
             raise RequestValidationError.single(
@@ -249,21 +275,13 @@ def _answer(
 
 
 def _json_result(body: Any) -> types.CallToolResult:
+    """``content`` is the answer's JSON text; ``structuredContent`` the same text
+    read back as stored JSON is (``RawJSON`` parts decoded as their reads are)."""
+    text = dumps(body)
     return types.CallToolResult(
-        content=[types.TextContent(text=dumps(body))],
-        structured_content=_plain(body),
+        content=[types.TextContent(text=text)],
+        structured_content=stored_json_loads(text),
     )
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with stored JSON (``RawJSON``) decoded, for ``structuredContent``."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    if isinstance(value, RawJSON):
-        return stored_json_loads(value.text)
-    return value
 
 
 def _refusal(name: str, error: DomainError) -> types.CallToolResult:

@@ -40,17 +40,27 @@ INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class Reply:
-    """What the POST answers: an HTTP status and the JSON-RPC message, if any."""
+    """What the POST answers: an HTTP status and the JSON-RPC message, if any.
+
+    A response's ``result`` is dumped once, from the result's own model, into
+    the message as JSON; an error is the SDK's ``JSONRPCError``.
+    """
 
     status: int
-    message: types.JSONRPCResponse | types.JSONRPCError | None = None
+    message: dict[str, Any] | types.JSONRPCError | None = None
 
     def body(self) -> bytes:
         if self.message is None:
             return b""
-        # Unset, not None: an error about no valid id says `"id": null`. ASCII
-        # escapes: an id or a name may hold a lone surrogate, which UTF-8 cannot.
-        dumped = self.message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        if isinstance(self.message, dict):
+            dumped = self.message
+        else:
+            # Unset, not None: an error about no valid id says `"id": null`.
+            dumped = self.message.model_dump(
+                mode="json", by_alias=True, exclude_unset=True
+            )
+        # ASCII escapes: an id or a name may hold a lone surrogate, which UTF-8
+        # cannot.
         return json.dumps(dumped, separators=(",", ":")).encode()
 
 
@@ -107,9 +117,9 @@ def reply(raw: bytes, handlers: Handlers) -> Reply:
         refusal = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=fault.error)
         return Reply(200, refusal)
     dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    return Reply(
-        200, types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=dumped)
-    )
+    # What types.JSONRPCResponse(...).model_dump() gives, without validating the
+    # dumped result into a model and dumping it a second time.
+    return Reply(200, {"jsonrpc": "2.0", "id": message.id, "result": dumped})
 
 
 def _request_id(data: Any) -> str | int | None:
