@@ -18,7 +18,8 @@ tombstone, a ``Redaction`` row with the reason, its envelope copies erased) in a
 durable transaction of its own, so no lock is held across the batch; each
 envelope-only match is erased in one of its own (a ``notes_erased`` revision of
 that envelope records it). A hold set while the run goes on is still respected:
-that Source is reported held.
+that Source is reported held, and its envelopes (its session's and its copies')
+are kept as a held Source's are (``_keep_copies``).
 """
 
 from __future__ import annotations
@@ -96,10 +97,13 @@ def redact_matching(
     run = _plan(scope_id, query, dry_run)
     if dry_run:
         return run
+    kept_since: list[PlannedSource] = []
     for planned in list(run.redacted):
         if not _redact_one(planned, reason, principal, request_id):
             run.redacted.remove(planned)
             run.held.append(planned)
+            kept_since.append(planned)
+    _keep_copies(run, kept_since)
     for session_id in _envelope_only(run):
         digest = run.notes_digests.get(session_id)
         if digest is not None:
@@ -225,6 +229,23 @@ def _redact_one(
         planned.held_sessions = list(details.get("held_sessions", []))
         return False
     return True
+
+
+def _keep_copies(run: RedactionRun, sources: list[PlannedSource]) -> None:
+    """Sources a hold kept during the run keep every copy, as Sources held when
+    the run was planned do: their sessions' envelopes leave ``envelopes`` (unless
+    a redacted Source's erasure covers them), and those whose live notes matched
+    join ``held_envelopes`` - so no envelope-only erasure reaches them."""
+    kept = {s for source in sources for s in _sessions_of(source)}
+    if not kept:
+        return
+    erased = {s for source in run.redacted for s in source.copies}
+    direct = set(run.notes_digests)
+    held = set(run.held_envelopes) | (kept & set(run.envelopes) & direct)
+    run.held_envelopes = sorted(held)
+    run.envelopes = [
+        s for s in run.envelopes if s not in held and (s in erased or s not in kept)
+    ]
 
 
 def _envelope_only(run: RedactionRun) -> list[str]:

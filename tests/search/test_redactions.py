@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 
 from lifecycle.models import Redaction
+from lifecycle.services import matching
 from sources.models import ContentSource
 from tests.conftest import ApiClient, error_of
 from tests.lifecycle.helpers import audit, hold, tables_holding
@@ -158,6 +159,41 @@ def test_a_scope_hold_keeps_everything(api: ApiClient, scope_id: str) -> None:
 
     assert (run["redacted"], [h["scope_held"] for h in run["held"]]) == ([], [True])
     assert found(api, scope_id, SECRET, match="substring") == ["plain"]
+
+
+def test_a_hold_set_during_the_run_keeps_the_held_sources_envelope_copies(
+    api: ApiClient, scope_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Source a hold keeps once the run has started keeps every copy, as a Source
+    held when the run was planned does: its session's and another session's
+    envelope whose live notes are the same text (issue 28 item 4, the bulk path)."""
+    put_notes(api, scope_id, "sess-src", SECRET, capture={"source_id": "wn-1"})
+    put_notes(api, scope_id, "sess-copy", SECRET)
+    planned = matching._plan
+
+    def plan_then_hold(*args: Any, **kwargs: Any) -> Any:
+        run = planned(*args, **kwargs)
+        assert hold(api, scope_id, "sess-src").status_code == 201
+        return run
+
+    monkeypatch.setattr(matching, "_plan", plan_then_hold)
+
+    run = redact_matching(api, scope_id, SECRET, match="substring").json()
+
+    assert (run["redacted"], [item["source_id"] for item in run["held"]]) == (
+        [],
+        ["wn-1"],
+    )
+    assert envelopes_found(api, scope_id, SECRET, match="substring") == [
+        "sess-copy",
+        "sess-src",
+    ]
+    assert ContentSource.objects.get(source_id="wn-1").content is not None
+    assert run["held"][0]["held_sessions"] == ["sess-src"]
+    assert (run["envelopes"], run["held_envelopes"]) == (
+        [],
+        ["sess-copy", "sess-src"],
+    )
 
 
 def test_a_dry_run_answers_what_the_real_run_erases_and_changes_nothing(

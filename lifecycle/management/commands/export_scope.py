@@ -24,7 +24,8 @@ from lifecycle.services import scope_export
 from powercontext.cli import ExplainedCommand
 from sources.exceptions import ScopeNotFound
 
-PRINCIPAL = "export_scope"
+# Reserved (cli:...): no token acts under the name the records give the command.
+PRINCIPAL = "cli:export_scope"
 
 
 class Command(ExplainedCommand):

@@ -24,7 +24,8 @@ from sources.exceptions import ScopeNotFound
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _AGE = re.compile(r"([0-9]+)([smhd])")
-PRINCIPAL = "purge_working_notes"
+# Reserved (cli:...): no token acts under the name the records give the command.
+PRINCIPAL = "cli:purge_working_notes"
 
 
 def age(text: str) -> timedelta:
