@@ -290,6 +290,29 @@ def test_list_query_errors_are_422(api: ApiClient, query: dict, loc: list) -> No
     assert loc in [e["loc"] for e in error_of(response)["details"]["errors"]]
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"binding_integration": "github"},
+        {"binding_kind": "repo"},
+        {"query": "x", "query_field": "binding_external_id"},
+    ],
+)
+def test_binding_filters_are_unsupported_filter_as_documented(
+    api: ApiClient, query: dict
+) -> None:
+    """docs/api.md (the scope list's filters) and docs/migrating.md: the reference's
+    binding filters are ``422 invalid_request`` with error type
+    ``unsupported_filter``: this service has no scope bindings."""
+    response = api.get("/v1/scopes", query=query)
+
+    assert response.status_code == 422
+    assert error_of(response)["code"] == "invalid_request"
+    assert [e["type"] for e in error_of(response)["details"]["errors"]] == [
+        "unsupported_filter"
+    ]
+
+
 def test_tampered_cursor_is_400_invalid_cursor(api: ApiClient) -> None:
     for i in range(3):
         create_scope(api, key=f"k{i}")
