@@ -154,7 +154,7 @@ def test_create_schema_errors(api: ApiClient, body: dict, loc: list) -> None:
 def test_lists_over_their_maximum_are_422_never_a_500(
     api: ApiClient, field: str, item: object, count: int
 ) -> None:
-    """Regression (issue 10): 33,000 external references overflowed a smallint
+    """Regression: 33,000 external references overflowed a smallint
     ordinal and answered 500. Every list has a documented maximum of 64."""
     body = {"title": "t", "summary": "s", "idempotency_key": "k", field: [item] * count}
 
