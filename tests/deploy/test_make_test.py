@@ -127,9 +127,10 @@ def test_without_root_missing_node_stops_with_the_one_command_to_run() -> None:
         )
 
     assert done.returncode == 1
-    assert done.stderr.splitlines()[-1] == (
-        "    apt-get update && apt-get install -y nodejs npm"
-    )
+    assert done.stderr.splitlines()[-2:] == [
+        ">>> run this once as root, then make test-typescript again:",
+        "    apt-get update && apt-get install -y nodejs npm",
+    ]
 
 
 def test_without_root_a_missing_package_stops_with_the_one_command_to_run() -> None:
@@ -143,9 +144,10 @@ def test_without_root_a_missing_package_stops_with_the_one_command_to_run() -> N
     )
 
     assert done.returncode == 1
-    assert done.stderr.splitlines()[-1] == (
-        "    apt-get update && apt-get install -y chromium"
-    )
+    assert done.stderr.splitlines()[-2:] == [
+        ">>> run this once as root, then make test-browser again:",
+        "    apt-get update && apt-get install -y chromium",
+    ]
 
 
 def test_on_this_prepared_machine_the_set_up_has_nothing_to_install() -> None:
