@@ -122,6 +122,7 @@ test-typescript: host-typescript $(VENV)/.installed
 # minutes; the figures land in var/console-timings.txt).
 CHROMIUM ?= /usr/bin/chromium
 test-browser: host-browser $(VENV)/.installed
+	@$(VENV)/bin/python tests/check_postgres.py "$(PG_URL)"
 	$(VENV)/bin/python -c 'import playwright' 2>/dev/null || $(VENV)/bin/pip install --quiet -e '.[browser]'
 	@mkdir -p var/screenshots
 	POWERCONTEXT_CHROMIUM=$(CHROMIUM) DATABASE_URL=$(PG_URL) $(VENV)/bin/pytest -p no:cacheprovider \

@@ -11,7 +11,8 @@ worker, and then:
    (``/proc/PID/clear_refs``);
 2. exports the large scope over HTTP (``GET /v1/scopes/{id}/export``), streamed
    to a file: records/s, and the worker's peak resident set (``VmHWM``) minus
-   the baseline (issue 30's target: at most +64 MiB);
+   the baseline (the target: at most +64 MiB; docs/performance.md, "Export
+   and restore");
 3. ``manage.py verify_bundle`` on the file: records/s;
 4. ``manage.py import_bundle`` into a second fresh database: records/s, and the
    command's peak RSS.

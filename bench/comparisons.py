@@ -4,8 +4,9 @@ Two comparisons, each at c=1 and c=16, with CPU per request from bench/drive.py'
 accounting (bench/procstats.py): ours with rate limits on (through Redis) against
 the same server restarted with limits off, measured back to back by the limits
 phase - the cost of checking the limits - and
-ours against the baseline revision (BENCH_BASELINE_REV) - what the re-cut changed
-in our server's own CPU per note. The target checks are in bench/targets.py.
+ours against the baseline revision (BENCH_BASELINE_REV, the commit before the
+capture path was rewritten for speed) - what that rewrite changed in our server's
+own CPU per note. The target checks are in bench/targets.py.
 """
 
 from __future__ import annotations

@@ -54,19 +54,22 @@ else
     echo "tests/host_setup.sh: unknown mode $mode (test, typescript or browser)" >&2
     exit 2
 fi
+# The make target the user typed (the message's "then make ... again").
+target=test
+[[ $mode == test ]] || target=test-$mode
 
 if ((${#need_debs[@]})); then
     if [[ $(id -u) -ne 0 ]]; then
-        echo ">>> make $mode needs Debian packages this machine lacks: ${need_debs[*]}" >&2
-        echo ">>> run this once as root, then make $mode again:" >&2
+        echo ">>> make $target needs Debian packages this machine lacks: ${need_debs[*]}" >&2
+        echo ">>> run this once as root, then make $target again:" >&2
         echo "    apt-get update && apt-get install -y ${need_debs[*]}" >&2
         exit 1
     fi
-    echo ">>> make $mode: INSTALLING missing Debian packages as root: ${need_debs[*]}" >&2
+    echo ">>> make $target: INSTALLING missing Debian packages as root: ${need_debs[*]}" >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
         "${need_debs[@]}"
-    echo ">>> make $mode: installed ${need_debs[*]}" >&2
+    echo ">>> make $target: installed ${need_debs[*]}" >&2
 fi
 
 if [[ $mode == test ]] && ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then

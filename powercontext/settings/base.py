@@ -9,7 +9,7 @@ from pathlib import Path
 
 from powercontext.settings.databases import database_from_env, replica_from_env
 from powercontext.settings.envfile import SettingsEnv, settings_error
-from powercontext.settings.logs import default_log_format, logging_config
+from powercontext.settings.logs import LOG_LEVELS, default_log_format, logging_config
 from powercontext.version import VERSION
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -286,9 +286,13 @@ CORS_PREFLIGHT_MAX_AGE = 600
 POWERCONTEXT_LOG_FORMAT = env.str(
     "POWERCONTEXT_LOG_FORMAT", default=default_log_format()
 )
-try:
-    LOGGING = logging_config(
-        env.str("POWERCONTEXT_LOG_LEVEL", default="INFO"), POWERCONTEXT_LOG_FORMAT
+_log_level = env.str("POWERCONTEXT_LOG_LEVEL", default="INFO")
+if _log_level not in LOG_LEVELS:
+    # Django would refuse it later, at setup, without naming the variable.
+    raise settings_error(
+        "POWERCONTEXT_LOG_LEVEL", f"must be one of {', '.join(LOG_LEVELS)}."
     )
+try:
+    LOGGING = logging_config(_log_level, POWERCONTEXT_LOG_FORMAT)
 except ValueError as exc:
     raise settings_error("POWERCONTEXT_LOG_FORMAT", str(exc)) from None

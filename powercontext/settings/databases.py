@@ -1,11 +1,19 @@
 """The ``DATABASES`` entry a ``DATABASE_URL`` stands for (docs/operations.md)."""
 
+import warnings
+
 from powercontext.settings.envfile import SettingsEnv, settings_error
 
 env = SettingsEnv()
 
 
-def database_from_env(url: str) -> dict:
+URL_FORMS = (
+    "use postgres://USER:PASSWORD@HOST:PORT/NAME or sqlite:////absolute/path "
+    "(docs/deploying.md)"
+)
+
+
+def database_from_env(url: str, variable: str = "DATABASE_URL") -> dict:
     """Build the DATABASES entry for ``url`` with the options each engine needs.
 
     SQLite runs in WAL mode with IMMEDIATE transactions and a busy timeout so that
@@ -14,7 +22,16 @@ def database_from_env(url: str) -> dict:
     connections are checked when handed out and reconnected on demand after an
     outage (docs/operations.md, "Failure behaviour").
     """
-    config = SettingsEnv.db_url_config(url)
+    try:
+        with warnings.catch_warnings():
+            # django-environ warns of a scheme it does not know; refused below.
+            warnings.simplefilter("ignore", UserWarning)
+            config = SettingsEnv.db_url_config(url)
+    except ValueError as exc:  # a port that is not a number
+        raise settings_error(variable, f"{exc}; {URL_FORMS}") from None
+    if config.get("ENGINE") is None:
+        # The value is not repeated: it may hold a password.
+        raise settings_error(variable, f"not a database URL; {URL_FORMS}")
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {
             "transaction_mode": "IMMEDIATE",
@@ -60,7 +77,7 @@ def database_from_env(url: str) -> dict:
             options.setdefault("prepare_threshold", 5)
     else:
         raise settings_error(
-            "DATABASE_URL", f"unsupported database engine {config['ENGINE']}"
+            variable, f"unsupported database engine {config['ENGINE']}; {URL_FORMS}"
         )
     return config
 
@@ -68,7 +85,7 @@ def database_from_env(url: str) -> dict:
 def replica_from_env(url: str, primary: dict) -> dict:
     """The ``replica`` entry: a PostgreSQL streaming replica of the primary, read
     only by the views that tolerate lag (powercontext/db/replica.py)."""
-    config = database_from_env(url)
+    config = database_from_env(url, "DATABASE_REPLICA_URL")
     if primary["ENGINE"] != config["ENGINE"] or not config["ENGINE"].startswith(
         "powercontext.db.postgresql"
     ):

@@ -35,10 +35,14 @@ def lean_log_records() -> None:
     logging.logMultiprocessing = False
 
 
+# The level names the root logger accepts (Python's logging module; upper case).
+LOG_LEVELS = tuple(logging.getLevelNamesMapping())
+
+
 def logging_config(level: str, log_format: str = "json") -> dict[str, Any]:
     """The ``LOGGING`` setting, the root logger at ``level``."""
     if log_format not in FORMATS:
-        raise ValueError(f"POWERCONTEXT_LOG_FORMAT must be one of {', '.join(FORMATS)}")
+        raise ValueError(f"must be one of {', '.join(FORMATS)}")
     lean_log_records()  # before any record is made under this configuration
     return {
         "version": 1,

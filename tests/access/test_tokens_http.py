@@ -92,7 +92,9 @@ def test_a_scope_admin_mints_on_its_scope(
 def test_a_scope_admin_cannot_mint_into_a_principal_the_operator_creates_later(
     api: ApiClient, scopes: Scopes, holder: Callable[..., Holder]
 ) -> None:
-    """Issue 28's reproduction: the early 'ci-bot' token must not become the real one."""
+    """A scope admin mints 'ci-bot' before the operator creates that principal: the
+    early token must not become the real ci-bot's (minting is for principals the
+    caller created)."""
     alice = holder(f"{scopes.mine}:admin", name="alice")
     early = alice.client.post(
         "/v1/tokens",

@@ -1,5 +1,5 @@
 """Every JSON value the service accepts reads back as the same value, and every
-value it returns is accepted again (issue 18, item 1; docs/decisions/0004).
+value it returns is accepted again (docs/decisions/0004-json-round-trip.md).
 
 PostgreSQL's jsonb and RFC 8785 canonical text print a float such as ``1e20`` as
 ``100000000000000000000``; read naively that is an integer outside +-(2^53-1),

@@ -139,7 +139,7 @@ def test_bodies_that_look_suspect_but_are_fine_pass(body: bytes) -> None:
 def test_a_deep_and_wide_body_costs_little_through_http(
     client_for: Any,
 ) -> None:
-    """Regression (issue 10): a 400 KB title 400 arrays deep and then wide, from a
+    """Regression: a 400 KB title 400 arrays deep and then wide, from a
     token whose only grant is on a scope that does not exist, took a worker from
     68 MB to 725 MB (a path copied per value). Now: 422, within 32 times the body
     plus a little, measured in this process."""

@@ -1,4 +1,4 @@
-"""Append-only tables refuse TRUNCATE on PostgreSQL (issue 18 item 5).
+"""Append-only tables refuse TRUNCATE on PostgreSQL.
 
 Row triggers stop UPDATE and DELETE but never see a TRUNCATE; statement triggers
 refuse it. The tables are found from the models, so a new append-only model

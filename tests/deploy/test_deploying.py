@@ -49,6 +49,7 @@ from tests.robustness.processes import (
     database_create,
     database_drop,
     database_url_for,
+    wait_until,
 )
 
 
@@ -166,6 +167,7 @@ def test_deploying_md_on_sqlite(tmp_path: Path) -> None:
         token, password = install(
             deployment, substitute(SQLITE_URL, deployment.replacements)
         )
+        _control_socket_in_the_runtime_directory(deployment)
         admin_login(deployment, password).close()
         with deployment.client(token) as client:
             registry = registry_write(client)
@@ -175,6 +177,20 @@ def test_deploying_md_on_sqlite(tmp_path: Path) -> None:
             _extra_scope(client)
             deployment.book.run_section("Restoring SQLite")
             assert every_answer(client, registry) == before
+
+
+def _control_socket_in_the_runtime_directory(deployment: Deployment) -> None:
+    """The unit's gunicorn puts its control socket in the unit's own
+    ``RuntimeDirectory`` (``/run/powercontext``), not in the service user's home
+    (gunicorn's default without ``XDG_RUNTIME_DIR``), where a second instance or
+    a ``make run`` of the same user would take it over."""
+    runtime = Path(deployment.replacements["/run/powercontext"])
+    wait_until(
+        lambda: (runtime / "gunicorn.ctl").is_socket(),
+        timeout=30,
+        what="gunicorn's control socket in the runtime directory",
+    )
+    assert not (deployment.tmp / "home" / ".gunicorn").exists()
 
 
 def test_every_sh_block_of_deploying_md_is_run_by_these_tests() -> None:

@@ -7,6 +7,7 @@ wins; a command that falls back to the local settings says so in one line.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from powercontext.settings import envfile
+from tests.deploy import settings_walk
+from tests.deploy.test_docs_commands import variables_read
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "env-file-test-" + "k" * 50
@@ -299,3 +302,48 @@ def test_a_missing_required_value_says_where_to_set_it(tmp_path: Path) -> None:
 
     assert result.returncode == 1
     assert f"{env_file} (not set): DJANGO_SECRET_KEY: must be set" in result.stderr
+
+
+# Read by powercontext/shape.py (the sizes gunicorn.conf.py and the settings share).
+SHAPE_VARIABLES = {
+    "POWERCONTEXT_WORKERS",
+    "POWERCONTEXT_THREADS",
+    "POWERCONTEXT_MEMORY_BUDGET_BYTES",
+}
+NOT_SETTINGS = {
+    "POWERCONTEXT_ENV_FILE",  # names the file itself
+    "POWERCONTEXT_ENV_FILE_KEYS",  # written by the reader
+    "POWERCONTEXT_GUNICORN_CONFIG",  # written by gunicorn.conf.py
+    "DJANGO_SETTINGS_MODULE",  # the module to load
+}
+
+
+@pytest.mark.parametrize("value", ["bogus value", "-1", "postgres://x:y@h:port/db"])
+def test_every_refused_value_names_the_file_the_line_and_the_variable(
+    value: str,
+) -> None:
+    """Every variable the settings read, set to a bad value in the env file: each
+    one refused says ``FILE, line N: NAME...`` in an ``ImproperlyConfigured``
+    (no bare ``KeyError`` or ``ValueError`` from a parser, no refusal deferred to
+    Django's setup where the variable's name is lost)."""
+    names = sorted((variables_read() | SHAPE_VARIABLES) - NOT_SETTINGS)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.deploy.settings_walk", value, *names],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    answers = json.loads(done.stdout)
+    refused = {name: text for name, text in answers.items() if text is not None}
+
+    unnamed = {
+        name: text
+        for name, text in refused.items()
+        if not text.startswith("ImproperlyConfigured: ")
+        or f".env, line {settings_walk.LINE}: {name}" not in text
+    }
+    assert unnamed == {}
+    assert len(refused) >= 5  # the walk reaches the settings

@@ -110,6 +110,22 @@ def test_no_page_speaks_of_internal_issues_or_the_seed(document: Path) -> None:
     assert INTERNAL_WORDS.findall(document.read_text()) == []
 
 
+def test_no_code_comment_or_docstring_speaks_of_internal_issues_or_the_seed() -> None:
+    """The same for every file a reader of the code meets (modules, tests, bench/,
+    deploy/, the Makefile, the TypeScript client): "issue 30's target" says
+    nothing to someone holding only the repository. (This file names the words.)"""
+    found = [
+        f"{name}: {words}"
+        for name in _tracked()
+        if not name.startswith("docs/decisions/")
+        and name not in ("CHANGELOG.md", "tests/deploy/test_links.py")
+        and (ROOT / name).is_file()
+        and (words := INTERNAL_WORDS.findall((ROOT / name).read_text(errors="replace")))
+    ]
+
+    assert found == []
+
+
 INTERNAL = re.compile(r"(?<![\w.-])spec/|\.\./shared")
 
 

@@ -1,4 +1,4 @@
-"""A reference file the API would not have written is refused whole (issue 28 item 8).
+"""A reference file the API would not have written is refused whole.
 
 Each case breaks one valid file in one way; the command must name the row and
 the rule on stderr, exit with a ``CommandError`` (manage.py: status 1, one line,

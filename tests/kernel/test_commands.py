@@ -1,7 +1,7 @@
 """Every management command of the project explains itself in ``--help``.
 
-Issue 15: "management commands print progress for long work and have --help text
-that explains them". Each command of the project's own apps is an
+Management commands print progress for long work and have ``--help`` text that
+explains them. Each command of the project's own apps is an
 ``ExplainedCommand``: a one-line summary, an explanation after the options (what
 it does and changes, what it prints, how it fails), and a help text on every
 option it adds. A new command without them fails here.

@@ -44,7 +44,7 @@ PRIVATE_NAMES = {
     "request_started.disconnect": "Django's own request signal receivers",
     "request_finished.disconnect": "Django's own request signal receivers",
 }
-# Issue 29's acceptance: not even the docs outside tests/ name these.
+# Not even the docs outside tests/ name these private names.
 NAMED_NOWHERE = (
     "_resource_closers",
     "_full_data",

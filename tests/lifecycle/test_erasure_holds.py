@@ -1,5 +1,5 @@
 """Nothing a legal hold covers is erased by any path: redaction, purge (API and
-command) and envelope revision pruning (issue 28, item 4)."""
+command) and envelope revision pruning."""
 
 from __future__ import annotations
 

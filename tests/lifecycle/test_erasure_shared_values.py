@@ -1,6 +1,6 @@
 """Erasing a notes text (redaction, purge) deletes only what the notes used: a value
 another key's revisions refer to, with the same bytes, keeps its value
-(issue 28, item 6; values are stored once per envelope, use and digest)."""
+(values are stored once per envelope, use and digest)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No copy of a purged note survives (issue 28, item 5): the same text kept as
+"""No copy of a purged note survives: the same text kept as
 working notes by any envelope of its scope - live or in a revision, open session
 or closed - is erased with it, and a held envelope's copy keeps the note whole
 (item 4)."""

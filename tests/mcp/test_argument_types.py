@@ -1,5 +1,4 @@
-"""Tool arguments have the JSON types of their ``inputSchema``: nothing is coerced
-(issue 28 item 7).
+"""Tool arguments have the JSON types of their ``inputSchema``: nothing is coerced.
 
 Over HTTP a path or query value is text the operation parses; a tool gets JSON,
 where ``"3"`` is a string and not the integer ``limit`` takes. The table below is

@@ -96,6 +96,7 @@ def test_malformed_json_is_a_parse_error(api: ApiClient, raw: bytes) -> None:
 
     assert _error(response, 400)["code"] == -32700
     assert response.json()["id"] is None
+    assert response.json()["error"]["data"] is None  # docs/api.md, MCP errors
 
 
 @pytest.mark.parametrize(

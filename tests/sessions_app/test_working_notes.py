@@ -355,7 +355,7 @@ def test_stored_untrimmed_notes_are_read_trimmed(api: ApiClient, scope_id: str) 
     assert api.get(fold_path(scope_id)).content.endswith(b"\n---\nplanted")
 
 
-# Notes whose text is itself valid JSON (issue 18, item 2): SQLite's JSON_EXTRACT
+# Notes whose text is itself valid JSON: SQLite's JSON_EXTRACT
 # used to hand back the decoded member, which was then decoded a second time.
 JSON_LOOKING_NOTES = ["42", "[1,2]", "true", "false", "null", '{"a":1}', '"quoted"']
 
@@ -388,7 +388,7 @@ def test_a_stored_non_string_notes_value_still_reads_as_unset(
     assert api.get(fold_path(scope_id)).status_code == 204
 
 
-# If-Match on the notes routes (issue 18 item 6): evaluated as on envelope writes.
+# If-Match on the notes routes: evaluated as on envelope writes.
 
 
 def _at_version_two(api: ApiClient, scope_id: str) -> None:

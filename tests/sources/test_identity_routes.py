@@ -1,5 +1,5 @@
 """Every identity the capture accepts is readable at its percent-encoded path
-(issue 18 item 3, limits.md 4): get, audit record and attempts, on both databases.
+(docs/api.md, "Conventions"): get, audit record and attempts, on both databases.
 
 Routes end with the identity, so no id can be read as another route: an id
 ending in ``/attempts`` is that Source's audit record, never the attempts of the

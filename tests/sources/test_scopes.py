@@ -154,7 +154,7 @@ def test_create_schema_errors(api: ApiClient, body: dict, loc: list) -> None:
 def test_lists_over_their_maximum_are_422_never_a_500(
     api: ApiClient, field: str, item: object, count: int
 ) -> None:
-    """Regression (issue 10): 33,000 external references overflowed a smallint
+    """Regression: 33,000 external references overflowed a smallint
     ordinal and answered 500. Every list has a documented maximum of 64."""
     body = {"title": "t", "summary": "s", "idempotency_key": "k", field: [item] * count}
 
@@ -288,6 +288,29 @@ def test_list_query_errors_are_422(api: ApiClient, query: dict, loc: list) -> No
 
     assert response.status_code == 422
     assert loc in [e["loc"] for e in error_of(response)["details"]["errors"]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"binding_integration": "github"},
+        {"binding_kind": "repo"},
+        {"query": "x", "query_field": "binding_external_id"},
+    ],
+)
+def test_binding_filters_are_unsupported_filter_as_documented(
+    api: ApiClient, query: dict
+) -> None:
+    """docs/api.md (the scope list's filters) and docs/migrating.md: the reference's
+    binding filters are ``422 invalid_request`` with error type
+    ``unsupported_filter``: this service has no scope bindings."""
+    response = api.get("/v1/scopes", query=query)
+
+    assert response.status_code == 422
+    assert error_of(response)["code"] == "invalid_request"
+    assert [e["type"] for e in error_of(response)["details"]["errors"]] == [
+        "unsupported_filter"
+    ]
 
 
 def test_tampered_cursor_is_400_invalid_cursor(api: ApiClient) -> None:
