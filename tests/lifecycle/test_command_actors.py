@@ -1,5 +1,5 @@
-"""What a command does is recorded under a name no token can act as (issue 28 item 1:
-audit records name the principal that acted).
+"""What a command does is recorded under a name no token can act as: audit records
+name the principal that acted.
 
 A token's principal is named in the same columns (``started_by``, an envelope
 revision's ``principal``, ``exported_by``); the names of commands are reserved

@@ -166,7 +166,8 @@ def test_a_hold_set_during_the_run_keeps_the_held_sources_envelope_copies(
 ) -> None:
     """A Source a hold keeps once the run has started keeps every copy, as a Source
     held when the run was planned does: its session's and another session's
-    envelope whose live notes are the same text (issue 28 item 4, the bulk path)."""
+    envelope whose live notes are the same text: nothing a hold covers is erased,
+    by the bulk path either."""
     put_notes(api, scope_id, "sess-src", SECRET, capture={"source_id": "wn-1"})
     put_notes(api, scope_id, "sess-copy", SECRET)
     planned = matching._plan
