@@ -74,11 +74,27 @@ def parse_json_object(body: bytes | IO[bytes]) -> dict[str, Any]:
 # raw), an integer outside +-(2^53-1) has 16 digits or more, and a float that is
 # not finite has 16 digits or a three-digit exponent. Text without any of these
 # cannot fail the walk, so the walk is skipped (false alarms only cost the walk).
-_SUSPECT = re.compile(r"\\u(?:0000|[dD][89a-fA-F])|[0-9]{16}|[eE][+-]?[0-9]{3}")
+_HINTS = r"\\u(?:0000|[dD][89a-fA-F])|[0-9]{16}|[eE][+-]?[0-9]{3}"
+_SUSPECT = re.compile(_HINTS)
+
+# The same for the raw bytes of a message ``json.loads`` reads as it is (MCP's
+# JSON-RPC), which is more lenient than this parser, so three more hints: ``NaN``
+# and ``Infinity`` (read as floats), a surrogate written raw in UTF-8 (bytes are
+# read with ``surrogatepass``), and any NUL byte (a message in UTF-16 or UTF-32,
+# whose escapes the other hints would not see).
+_LENIENT_SUSPECT = re.compile(
+    (_HINTS + r"|NaN|Infinity").encode() + rb"|\xed[\xa0-\xbf]|\x00"
+)
 
 
 def _may_hold_a_problem(text: str) -> bool:
     return _SUSPECT.search(text) is not None
+
+
+def lenient_json_may_hold_a_problem(raw: bytes) -> bool:
+    """Whether ``raw``, read by ``json.loads`` as given, may hold a value the walk
+    of ``check_json_value`` would refuse."""
+    return _LENIENT_SUSPECT.search(raw) is not None
 
 
 def _utf8_text(body: bytes | IO[bytes]) -> str:

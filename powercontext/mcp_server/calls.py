@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from typing import Any
 
 import mcp_types as types
@@ -34,6 +33,7 @@ from powercontext.api.cursors import Walk
 from powercontext.api.errors import as_domain_error, error_body, error_text
 from powercontext.api.middleware import request_id_of
 from powercontext.api.operations import GRANTS, perform
+from powercontext.api.parsers import lenient_json_may_hold_a_problem
 from powercontext.api.permissions import principal_of
 from powercontext.api.ratelimit import principal_limit
 from powercontext.api.requests import parse_path, parse_query_values
@@ -110,7 +110,9 @@ def _perform(
         body=(
             None
             if operation.body is None
-            else _body_input(operation.body, body, may_be_unstorable(request.body))
+            else _body_input(
+                operation.body, body, lenient_json_may_hold_a_problem(request.body)
+            )
         ),
     )
     context = Context(principal, request_id_of(request), GRANTS)
@@ -125,28 +127,9 @@ def _query_input(operation: Operation, query: dict[str, Any]) -> Any:
     )
 
 
-# What can make a value of the POSTed message unstorable is visible in its bytes,
-# as for a REST body (powercontext/api/parsers.py): a NUL or a surrogate as a ``\u``
-# escape, an integer of 16 digits or more, a three-digit exponent. The SDK's JSON
-# reading is more lenient than the REST parser's, so three more: ``NaN`` and
-# ``Infinity`` (read as floats), a surrogate written raw in UTF-8 (``json.loads``
-# reads bytes with ``surrogatepass``), and any NUL byte (a body in UTF-16 or
-# UTF-32, whose escapes the other patterns would not see). A message without any
-# of these cannot fail the walk; a false alarm only costs it.
-_UNSTORABLE_HINT = re.compile(
-    rb"\\u(?:0000|[dD][89a-fA-F])|[0-9]{16}|[eE][+-]?[0-9]{3}"
-    rb"|NaN|Infinity|\xed[\xa0-\xbf]|\x00"
-)
-
-
-def may_be_unstorable(message: bytes) -> bool:
-    """Whether the POSTed ``message`` may hold an unstorable value."""
-    return _UNSTORABLE_HINT.search(message) is not None
-
-
 def _body_input(model: type[BaseModel], body: dict[str, Any], suspect: bool) -> Any:
     """``body`` validated as a JSON body is: storable values (walked only when
-    the message's bytes hint at a problem), then the model."""
+    the message's bytes hint at a problem, as for a REST body), then the model."""
     try:
         if suspect:
             check_json_value(body, ("body",))

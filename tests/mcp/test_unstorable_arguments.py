@@ -1,7 +1,7 @@
 """A tool's body arguments are refused for what a REST body is refused for.
 
 The walk over the arguments for unstorable values runs only when the POSTed
-message's bytes hint at one (``powercontext/mcp_server/calls.py``), as the REST
+message's bytes hint at one (``powercontext/api/parsers.py``), as the REST
 parser skips it for a body without such a hint. So every way an unstorable value
 can arrive in a message is sent here as the bytes a client would send - including
 the ones the SDK's JSON reading admits and the REST parser does not (``NaN``, a
