@@ -18,7 +18,13 @@ import {
   etagOf,
 } from "../src/index.js";
 import { REPOSITORY } from "../scripts/types.js";
-import { newScope, releaseService, useService, type Service } from "./service.js";
+import {
+  newScope,
+  rejection,
+  releaseService,
+  useService,
+  type Service,
+} from "./service.js";
 
 let service: Service;
 let client: PowerContextClient;
@@ -30,15 +36,6 @@ before(async () => {
 after(async () => {
   await releaseService();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 describe("scopes", () => {
   test("create, get and list", async () => {

@@ -9,7 +9,13 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 
 import { PowerContextError, type PowerContextClient } from "../src/index.js";
-import { newScope, releaseService, useService, type Service } from "./service.js";
+import {
+  newScope,
+  rejection,
+  releaseService,
+  useService,
+  type Service,
+} from "./service.js";
 
 let service: Service;
 let client: PowerContextClient;
@@ -24,14 +30,10 @@ after(async () => {
 
 /** The typed error a call rejects with; fails the test when it resolves. */
 async function refusal(promise: Promise<unknown>): Promise<PowerContextError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof PowerContextError, String(error));
-    assert.match(error.requestId ?? "", /^[0-9a-f]{16}$/);
-    return error;
-  }
-  assert.fail("expected a refusal");
+  const error = await rejection(promise);
+  assert.ok(error instanceof PowerContextError, String(error));
+  assert.match(error.requestId ?? "", /^[0-9a-f]{16}$/);
+  return error;
 }
 
 function inAnHour(): string {

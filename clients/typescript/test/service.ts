@@ -7,6 +7,7 @@
  * (a new database is created on it and dropped after) or, by default, SQLite.
  * `POWERCONTEXT_TEST_PORT` pins the port (default: a free one).
  */
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
@@ -112,4 +113,14 @@ export async function newScope(client: PowerContextClient): Promise<string> {
     idempotency_key: randomUUID(),
   });
   return scope.scope_id;
+}
+
+/** What `promise` rejects with; fails the test when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  assert.fail("expected a rejection");
 }
