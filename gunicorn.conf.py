@@ -28,10 +28,12 @@ from powercontext.settings.envfile import (  # noqa: E402 - needs ROOT on sys.pa
 from powercontext.settings.logs import default_log_format  # noqa: E402
 
 env_file_read()
-# A value that is no integer is refused naming the variable and where it was set.
+# A value that is no integer, or out of range, is refused naming the variable and
+# where it was set.
 env = SettingsEnv()
-for _name in shape.VARIABLES:
-    env.int(_name, default=0)
+for _name, _minimum in shape.VARIABLES.items():
+    if _name in env:
+        env.int(_name, minimum=_minimum)
 os.environ[GUNICORN_CONFIG_MARKER] = str(Path(__file__).resolve())
 # The application is imported from here wherever the server was started.
 chdir = str(ROOT)
@@ -44,13 +46,13 @@ worker_class = "gthread"
 # The settings size the default body limit from the same numbers (shape.py).
 workers = shape.workers()
 threads = shape.threads()
-timeout = env.int("POWERCONTEXT_WORKER_TIMEOUT", default=30)
+timeout = env.int("POWERCONTEXT_WORKER_TIMEOUT", default=30, minimum=0)  # 0: never
 graceful_timeout = 30
 keepalive = 5  # deploy/nginx.conf closes its idle upstream connections first (4 s)
 # A safety valve against slow leaks, not a routine: at ~400 requests/s per worker a
 # low limit recycles workers every minute, and the keep-alive connections of the
 # restarting worker pile onto the others.
-max_requests = env.int("POWERCONTEXT_MAX_REQUESTS", default=500000)
+max_requests = env.int("POWERCONTEXT_MAX_REQUESTS", default=500000, minimum=0)
 max_requests_jitter = 50000
 # Explicit, finite limits (docs/api.md). The longest legal request line - two
 # 256-character ids of 4-byte characters percent-encoded (3072 bytes each) and a

@@ -64,6 +64,13 @@ class Principal:
 
 STATIC_TOKEN_PRINCIPAL = "static-token"  # noqa: S105 - a principal name
 LOCAL_PRINCIPAL = "local"
+# Names the service records as who did something without a caller behind them
+# (with ``access.changes.SYSTEM``, the actor of code that names none): the Sources
+# ``seed_sources`` captures, the principals migration ``api.0006_principals``
+# created for a name only a grant used. Reserved (``powercontext.access.identities``),
+# so no token acts under them.
+SEED_PRINCIPAL = "seed"
+MIGRATION_ACTOR = "migration"
 
 
 def superuser_principal(name: str) -> Principal:

@@ -30,13 +30,14 @@ BODY_CEILING = 16 * MIB
 DEFAULT_THREADS = 3
 
 
-# The variables the shape is read from; the settings check them first, so that a
-# value that is no integer is refused with the place it was set.
-VARIABLES = (
-    "POWERCONTEXT_WORKERS",
-    "POWERCONTEXT_THREADS",
-    "POWERCONTEXT_MEMORY_BUDGET_BYTES",
-)
+# The variables the shape is read from, each with its least value; the settings
+# and gunicorn.conf.py check them first, so that a value that is no integer, or
+# is below its least, is refused with the place it was set.
+VARIABLES = {
+    "POWERCONTEXT_WORKERS": 1,
+    "POWERCONTEXT_THREADS": 1,
+    "POWERCONTEXT_MEMORY_BUDGET_BYTES": 1,
+}
 
 
 def workers() -> int:
@@ -58,9 +59,12 @@ def _integer(name: str, default: int) -> int:
     if value is None:
         return default
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
         raise ValueError(f"{name}={value!r} is not an integer") from None
+    if number < VARIABLES[name]:
+        raise ValueError(f"{name}={value!r} is below {VARIABLES[name]}")
+    return number
 
 
 def default_body_limit(

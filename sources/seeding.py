@@ -18,11 +18,12 @@ from datetime import datetime
 
 from django.db import connection, transaction
 
+from powercontext.principals import SEED_PRINCIPAL
+
 from .digests import SourceValue
 from .models import CaptureAttempt, ContentSource, SourceJournalHead, WorkingNoteKind
 from .rows import ATTEMPT_FIELDS, SOURCE_FIELDS, SourceRow
 
-SEED_PRINCIPAL = "seed"
 # The number part of a seeded id: how PREFIX<n> is written for n >= 1.
 _SEED_NUMBER = re.compile(r"[1-9][0-9]*")
 COLLISIONS_SHOWN = 3

@@ -22,17 +22,31 @@ from django.db import IntegrityError, transaction
 
 from powercontext.db.constraints import violates_constraint
 from powercontext.exceptions import InvalidRequest
-from powercontext.principals import LOCAL_PRINCIPAL, STATIC_TOKEN_PRINCIPAL
+from powercontext.principals import (
+    LOCAL_PRINCIPAL,
+    MIGRATION_ACTOR,
+    SEED_PRINCIPAL,
+    STATIC_TOKEN_PRINCIPAL,
+)
 
-from .changes import Actor, change_record
+from .changes import SYSTEM, Actor, change_record
 from .exceptions import PrincipalNotYours
 from .models import AccessAction, PrincipalRecord
 
 OWNER_SEPARATOR = "/"
 # Names that act without a token of their own (the static token, make run's local
-# caller) or that change records use for actors; ``localsetup`` mints ``local``
-# itself.
-RESERVED_NAMES = frozenset({STATIC_TOKEN_PRINCIPAL, LOCAL_PRINCIPAL, "system"})
+# caller; ``localsetup`` mints ``local`` itself) or that records name as the actor
+# when no caller acted (the system, the seeding command, a migration); a command
+# records itself as ``cli:<command>``, a superuser in the admin as ``admin:<user>``.
+RESERVED_NAMES = frozenset(
+    {
+        STATIC_TOKEN_PRINCIPAL,
+        LOCAL_PRINCIPAL,
+        SYSTEM.name,
+        SEED_PRINCIPAL,
+        MIGRATION_ACTOR,
+    }
+)
 RESERVED_PREFIXES = ("admin:", "cli:")
 
 
@@ -53,8 +67,9 @@ def principal_name_for(*, requested: str, owner: str | None) -> str:
         raise InvalidRequest.for_field(
             "name",
             "reserved",
-            f"The principal name {requested!r} is reserved (static-token, local, "
-            "system, admin:..., cli:...); choose another.",
+            f"The principal name {requested!r} is reserved "
+            f"({', '.join(sorted(RESERVED_NAMES))}, admin:..., cli:...); "
+            "choose another.",
         )
     return requested
 

@@ -104,7 +104,9 @@ DATABASES = {
 if _replica_url := env.str("DATABASE_REPLICA_URL", default=""):
     DATABASES["replica"] = replica_from_env(_replica_url, DATABASES["default"])
 DATABASE_ROUTERS = ["powercontext.db.replica.ReplicaRouter"]
-POWERCONTEXT_REPLICA_MAX_LAG = env.float("POWERCONTEXT_REPLICA_MAX_LAG", default=5.0)
+POWERCONTEXT_REPLICA_MAX_LAG = env.float(
+    "POWERCONTEXT_REPLICA_MAX_LAG", default=5.0, minimum=0
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -167,36 +169,51 @@ POWERCONTEXT_SERVER_AUTH_TOKEN = env.str("POWERCONTEXT_SERVER_AUTH_TOKEN", defau
 # Accepted tokens are remembered per worker this long: a revocation or a removed
 # grant reaches every worker within it (0: read the database on every request).
 POWERCONTEXT_TOKEN_CACHE_SECONDS = env.float(
-    "POWERCONTEXT_TOKEN_CACHE_SECONDS", default=2.0
+    "POWERCONTEXT_TOKEN_CACHE_SECONDS", default=2.0, minimum=0
 )
 POWERCONTEXT_TOKEN_LAST_USED_INTERVAL = env.int(
-    "POWERCONTEXT_TOKEN_LAST_USED_INTERVAL", default=60
+    "POWERCONTEXT_TOKEN_LAST_USED_INTERVAL", default=60, minimum=0
 )
 
 # --- Lists ---------------------------------------------------------------------------
-POWERCONTEXT_CURSOR_TTL = env.int("POWERCONTEXT_CURSOR_TTL", default=3600)
+POWERCONTEXT_CURSOR_TTL = env.int("POWERCONTEXT_CURSOR_TTL", default=3600, minimum=1)
 # A search statement running longer is cancelled: 422 ``too_broad`` (PostgreSQL).
-POWERCONTEXT_SEARCH_TIMEOUT_MS = env.int("POWERCONTEXT_SEARCH_TIMEOUT_MS", default=3000)
+# At least 1 (PostgreSQL reads a statement_timeout of 0 as none at all), at most
+# the largest statement_timeout PostgreSQL takes.
+POWERCONTEXT_SEARCH_TIMEOUT_MS = env.int(
+    "POWERCONTEXT_SEARCH_TIMEOUT_MS", default=3000, minimum=1, maximum=2_147_483_647
+)
 
 # --- Session envelopes (docs/api.md; docs/sessions-meta.md) -------------------------
 # Caps are UTF-8 bytes. Code reads them at call time, so tests may override them.
-SESSION_META_MAX_BYTES = env.int("SESSION_META_MAX_BYTES", default=1024 * 1024)
-WORKING_NOTES_MAX_BYTES = env.int("WORKING_NOTES_MAX_BYTES", default=32 * 1024)
-PERSONA_ID_MAX_BYTES = env.int("PERSONA_ID_MAX_BYTES", default=256)
-PERSONA_SNAPSHOT_MAX_BYTES = env.int("PERSONA_SNAPSHOT_MAX_BYTES", default=512 * 1024)
-SELECTED_MODEL_MAX_BYTES = env.int("SELECTED_MODEL_MAX_BYTES", default=256)
-ATTACHED_SKILLS_MAX_BYTES = env.int("ATTACHED_SKILLS_MAX_BYTES", default=64 * 1024)
-CWD_MAX_BYTES = env.int("CWD_MAX_BYTES", default=4096)
-ACTIVE_SANDBOX_ID_MAX_BYTES = env.int("ACTIVE_SANDBOX_ID_MAX_BYTES", default=256)
-TURN_RUN_ID_MAX_BYTES = env.int("TURN_RUN_ID_MAX_BYTES", default=256)
-USAGE_MAX_BYTES = env.int("USAGE_MAX_BYTES", default=8 * 1024)
-STATUS_SLOT_MAX_BYTES = env.int("STATUS_SLOT_MAX_BYTES", default=96)
-MODEL_MESSAGES_POINTER_MAX_BYTES = env.int(
-    "MODEL_MESSAGES_POINTER_MAX_BYTES", default=2048
+SESSION_META_MAX_BYTES = env.int(
+    "SESSION_META_MAX_BYTES", default=1024 * 1024, minimum=1
 )
-# Envelope revisions older than this are pruned (never an envelope's latest one).
+WORKING_NOTES_MAX_BYTES = env.int(
+    "WORKING_NOTES_MAX_BYTES", default=32 * 1024, minimum=1
+)
+PERSONA_ID_MAX_BYTES = env.int("PERSONA_ID_MAX_BYTES", default=256, minimum=1)
+PERSONA_SNAPSHOT_MAX_BYTES = env.int(
+    "PERSONA_SNAPSHOT_MAX_BYTES", default=512 * 1024, minimum=1
+)
+SELECTED_MODEL_MAX_BYTES = env.int("SELECTED_MODEL_MAX_BYTES", default=256, minimum=1)
+ATTACHED_SKILLS_MAX_BYTES = env.int(
+    "ATTACHED_SKILLS_MAX_BYTES", default=64 * 1024, minimum=1
+)
+CWD_MAX_BYTES = env.int("CWD_MAX_BYTES", default=4096, minimum=1)
+ACTIVE_SANDBOX_ID_MAX_BYTES = env.int(
+    "ACTIVE_SANDBOX_ID_MAX_BYTES", default=256, minimum=1
+)
+TURN_RUN_ID_MAX_BYTES = env.int("TURN_RUN_ID_MAX_BYTES", default=256, minimum=1)
+USAGE_MAX_BYTES = env.int("USAGE_MAX_BYTES", default=8 * 1024, minimum=1)
+STATUS_SLOT_MAX_BYTES = env.int("STATUS_SLOT_MAX_BYTES", default=96, minimum=1)
+MODEL_MESSAGES_POINTER_MAX_BYTES = env.int(
+    "MODEL_MESSAGES_POINTER_MAX_BYTES", default=2048, minimum=1
+)
+# Envelope revisions older than this are pruned (never an envelope's latest one);
+# 0 keeps only the latest, and at most 100 years keeps the cut-off a real date.
 SESSION_REVISION_RETENTION = timedelta(
-    days=env.int("SESSION_REVISION_RETENTION", default=30)
+    days=env.int("SESSION_REVISION_RETENTION", default=30, minimum=0, maximum=36500)
 )
 
 REST_FRAMEWORK = {

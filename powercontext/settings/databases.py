@@ -35,7 +35,9 @@ def database_from_env(url: str, variable: str = "DATABASE_URL") -> dict:
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {
             "transaction_mode": "IMMEDIATE",
-            "timeout": env.int("POWERCONTEXT_SQLITE_BUSY_TIMEOUT", default=30),
+            "timeout": env.int(
+                "POWERCONTEXT_SQLITE_BUSY_TIMEOUT", default=30, minimum=0
+            ),
             "init_command": (
                 "PRAGMA journal_mode=WAL;"
                 "PRAGMA synchronous=NORMAL;"
@@ -46,25 +48,36 @@ def database_from_env(url: str, variable: str = "DATABASE_URL") -> dict:
         options = config.setdefault("OPTIONS", {})
         if env.bool("POWERCONTEXT_DB_POOL", default=True):
             options["pool"] = {
-                "min_size": env.int("POWERCONTEXT_DB_POOL_MIN", default=2),
-                "max_size": env.int("POWERCONTEXT_DB_POOL_MAX", default=8),
-                "timeout": env.float("POWERCONTEXT_DB_POOL_TIMEOUT", default=10.0),
+                "min_size": env.int("POWERCONTEXT_DB_POOL_MIN", default=2, minimum=0),
+                "max_size": env.int("POWERCONTEXT_DB_POOL_MAX", default=8, minimum=1),
+                "timeout": env.float(
+                    "POWERCONTEXT_DB_POOL_TIMEOUT", default=10.0, above=0
+                ),
                 # psycopg's pool retries a failed connect with a backoff that doubles
                 # for this long; a short window leaves reconnecting to the next
                 # request, so recovery does not lag the database by minutes.
                 "reconnect_timeout": env.float(
-                    "POWERCONTEXT_DB_POOL_RECONNECT_TIMEOUT", default=5.0
+                    "POWERCONTEXT_DB_POOL_RECONNECT_TIMEOUT", default=5.0, minimum=0
                 ),
             }
+            if options["pool"]["max_size"] < options["pool"]["min_size"]:
+                raise settings_error(
+                    "POWERCONTEXT_DB_POOL_MAX",
+                    "must be at least POWERCONTEXT_DB_POOL_MIN.",
+                )
             config["CONN_MAX_AGE"] = 0
         else:
-            config["CONN_MAX_AGE"] = env.int("POWERCONTEXT_DB_CONN_MAX_AGE", default=60)
+            config["CONN_MAX_AGE"] = env.int(
+                "POWERCONTEXT_DB_CONN_MAX_AGE", default=60, minimum=0
+            )
             config["CONN_HEALTH_CHECKS"] = True
         # Checks each pooled connection as it is handed out and replaces those a
         # database restart broke; gives hot paths prepared statements.
         config["ENGINE"] = "powercontext.db.postgresql"
+        # At least 1: libpq waits for ever on a connect_timeout of 0.
         options.setdefault(
-            "connect_timeout", env.int("POWERCONTEXT_DB_CONNECT_TIMEOUT", default=5)
+            "connect_timeout",
+            env.int("POWERCONTEXT_DB_CONNECT_TIMEOUT", default=5, minimum=1),
         )
         if env.bool("POWERCONTEXT_DB_DISABLE_PREPARE", default=False):
             # Needed behind PgBouncer in transaction mode (psycopg prepared statements).
@@ -96,7 +109,7 @@ def replica_from_env(url: str, primary: dict) -> dict:
         )
     # A replica that cannot be reached costs a read at most this long before the
     # service sends reads to the primary (the pool's wait, a new connection's).
-    timeout = env.float("POWERCONTEXT_REPLICA_TIMEOUT", default=1.0)
+    timeout = env.float("POWERCONTEXT_REPLICA_TIMEOUT", default=1.0, above=0)
     config["OPTIONS"]["connect_timeout"] = max(2, round(timeout))
     if "pool" in config["OPTIONS"]:
         config["OPTIONS"]["pool"]["timeout"] = timeout

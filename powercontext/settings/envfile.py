@@ -11,18 +11,21 @@ blank lines and ``#`` lines skipped, a ``#`` after whitespace outside quotes sta
 comment (``POWERCONTEXT_WORKERS=2 # two workers`` is ``2``), and a value in single
 or double quotes is taken whole (``#`` included). A line that is none of these is
 refused with its file and line. ``SettingsEnv`` is the settings' reader: a value
-that does not parse names the variable and where it came from (the file and line,
-or the process environment).
+that does not parse, or a number outside the range its reader states (``minimum``,
+``maximum``, ``above``), names the variable and where it came from (the file and
+line, or the process environment).
 
 This module imports nothing of Django's settings: it runs before they exist.
 """
 
 from __future__ import annotations
 
+import builtins
+import math
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -139,7 +142,42 @@ def settings_error(name: str, problem: str) -> ImproperlyConfigured:
 
 
 class SettingsEnv(environ.Env):
-    """django-environ's reader whose refusals name the variable and its origin."""
+    """django-environ's reader whose refusals name the variable and its origin.
+
+    Its number readers take the range a value must be in: ``minimum`` and
+    ``maximum`` (inclusive), and for ``float`` also ``above`` (exclusive: ``0`` for
+    a duration that must be positive). A float is read as Python reads one, and
+    must be finite.
+    """
+
+    def int(
+        self,
+        var: str,
+        default: Any = environ.Env.NOTSET,
+        *,
+        minimum: builtins.int | None = None,
+        maximum: builtins.int | None = None,
+    ) -> builtins.int:
+        value: builtins.int = super().int(var, default=default)
+        return _in_range(var, value, minimum=minimum, maximum=maximum)
+
+    def float(
+        self,
+        var: str,
+        default: Any = environ.Env.NOTSET,
+        *,
+        minimum: builtins.float | None = None,
+        maximum: builtins.float | None = None,
+        above: builtins.float | None = None,
+    ) -> builtins.float:
+        # Python's own parse: django-environ's drops what is not a digit, a sign,
+        # a dot or a comma first, reading "1e3" as 13.0 and "10s" as 10.0.
+        value: builtins.float = self.get_value(var, cast=_float, default=default)
+        if not math.isfinite(value):
+            raise _refusal(var, "must be a finite number.")
+        if above is not None and not value > above:
+            raise _refusal(var, f"must be more than {above}.")
+        return _in_range(var, value, minimum=minimum, maximum=maximum)
 
     def get_value(
         self,
@@ -153,10 +191,35 @@ class SettingsEnv(environ.Env):
                 var, cast=cast, default=default, parse_default=parse_default
             )
         except (ValueError, TypeError) as exc:
-            raise ImproperlyConfigured(
-                f"{variable_origin(var)}: {var}={os.environ.get(var, '')!r} is not "
-                f"valid: {exc}"
-            ) from None
+            raise _refusal(var, str(exc)) from None
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def _float(text: str) -> float:
+    return float(text)
+
+
+def _in_range(
+    var: str, value: _Number, *, minimum: _Number | None, maximum: _Number | None
+) -> _Number:
+    """``value``, or the refusal of ``var`` when it is outside ``minimum..maximum``."""
+    if (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
+        return value
+    if maximum is None:
+        raise _refusal(var, f"must be at least {minimum}.")
+    if minimum is None:
+        raise _refusal(var, f"must be at most {maximum}.")
+    raise _refusal(var, f"must be {minimum}..{maximum}.")
+
+
+def _refusal(var: str, problem: str) -> ImproperlyConfigured:
+    """``var``'s value refused: where it was set, the value as given, the problem."""
+    return ImproperlyConfigured(
+        f"{variable_origin(var)}: {var}={os.environ.get(var, '')!r} is not valid: "
+        f"{problem}"
+    )
 
 
 def local_default_notice(env_file: Path | None) -> str:

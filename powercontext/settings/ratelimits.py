@@ -35,10 +35,11 @@ for _name in (
 # Under a high limit one decision in Redis takes up to this many requests for its
 # worker to spend (powercontext.rates, Rate.lease); 1: every request asks.
 POWERCONTEXT_RATE_LIMIT_LEASE_MAX = env.int(
-    "POWERCONTEXT_RATE_LIMIT_LEASE_MAX", default=LEASE_MAX_DEFAULT
+    "POWERCONTEXT_RATE_LIMIT_LEASE_MAX",
+    default=LEASE_MAX_DEFAULT,
+    minimum=1,
+    maximum=1000,
 )
-if not 1 <= POWERCONTEXT_RATE_LIMIT_LEASE_MAX <= 1000:
-    raise settings_error("POWERCONTEXT_RATE_LIMIT_LEASE_MAX", "must be 1..1000.")
 POWERCONTEXT_CACHE_URL = env.str("POWERCONTEXT_CACHE_URL", default="")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import io
 from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 import time_machine
+from django.apps import apps
+from django.core.management import call_command
 from django.utils import timezone
 
 from lifecycle.models import LegalHold
@@ -17,10 +21,17 @@ from powercontext.access.models import (
     PrincipalRecord,
     TokenGrant,
 )
+from powercontext.access.tokens import token_create
+from powercontext.principals import Role
+from sources.models import ContentSource
 from tests.access.conftest import Holder, Scopes, in_days
 from tests.conftest import ApiClient, create_scope
 
 pytestmark = pytest.mark.django_db
+
+principals_migration = importlib.import_module(
+    "powercontext.access.migrations.0006_principals"
+)
 
 
 def _mint(client: ApiClient, *grants: tuple[str, str], **fields: object) -> object:
@@ -163,7 +174,16 @@ def test_a_scope_admin_mints_again_for_its_own_principal_only(
 
 
 @pytest.mark.parametrize(
-    "name", ["static-token", "local", "system", "admin:bob", "cli:createtoken"]
+    "name",
+    [
+        "static-token",
+        "local",
+        "system",
+        "seed",
+        "migration",
+        "admin:bob",
+        "cli:createtoken",
+    ],
 )
 def test_reserved_principal_names_are_refused(
     api: ApiClient, scopes: Scopes, name: str
@@ -178,6 +198,57 @@ def test_reserved_principal_names_are_refused(
     assert response.status_code == 422, response.content
     assert response.json()["error"]["details"]["reason"] == "reserved"
     assert (ApiToken.objects.count(), PrincipalRecord.objects.count()) == before
+
+
+def test_no_token_can_take_a_name_the_service_records_when_no_caller_acted(
+    api: ApiClient, scopes: Scopes
+) -> None:
+    """The actors the service writes itself - ``seed_sources``' Sources, the
+    principals migration 0006 created for a name only a grant used, an access change
+    no caller made - read back from the rows, then asked for by a ``*:admin``."""
+    scope_id = seed_sources("2", "--create-scope", "Seeded")
+    PrincipalGrant.objects.create(
+        principal="grant-only",
+        scope_id=scope_id,
+        role=Role.VIEWER,
+        created_at=timezone.now(),
+    )
+    PrincipalRecord.objects.all().delete()  # as before migration 0006
+    principals_migration.principals_create(apps, None)
+    token_create(principal="by-the-system", grants=[(scope_id, Role.VIEWER)])
+    recorded = {
+        *ContentSource.objects.filter(scope_id=scope_id).values_list(
+            "created_by", flat=True
+        ),
+        PrincipalRecord.objects.get(name="grant-only").created_by,
+        *AccessChange.objects.filter(principal="by-the-system").values_list(
+            "actor", flat=True
+        ),
+    }
+    before = (ApiToken.objects.count(), PrincipalRecord.objects.count())
+
+    answers = {
+        name: api.post(
+            "/v1/tokens",
+            {"name": name, "grants": [{"scope": scopes.mine, "role": "viewer"}]},
+        )
+        for name in recorded
+    }
+
+    assert len(recorded) == 3
+    assert {
+        name: (answer.status_code, answer.json()["error"]["details"]["reason"])
+        for name, answer in answers.items()
+    } == dict.fromkeys(recorded, (422, "reserved"))
+    assert (ApiToken.objects.count(), PrincipalRecord.objects.count()) == before
+
+
+def seed_sources(*args: str) -> str:
+    out = io.StringIO()
+    call_command(
+        "seed_sources", *args, "--no-progress", stdout=out, stderr=io.StringIO()
+    )
+    return out.getvalue().strip().splitlines()[-1]
 
 
 def test_a_too_long_namespaced_name_is_refused(

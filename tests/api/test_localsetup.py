@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import time_machine
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.utils import timezone
 
 from powercontext.access.models import ApiToken, PrincipalRecord
 from powercontext.access.tokens import token_create
@@ -82,6 +85,46 @@ def test_a_revoked_saved_token_is_replaced(tmp_path: Path) -> None:
 
     assert second != first
     assert ApiClient(second).get("/v1/scopes").status_code == 200
+
+
+def test_a_saved_token_rotated_away_is_replaced_by_one_that_outlives_the_grace(
+    tmp_path: Path,
+) -> None:
+    """The saved token was rotated with a grace: it still authenticates, but dies
+    when the grace ends, so the next run must not print it again."""
+    first = printed_token(localsetup(tmp_path / "token"))
+    saved = ApiToken.objects.get(prefix=first[:12])
+    rotation = ApiClient(first).post(
+        f"/v1/tokens/{saved.pk}/rotate", {"grace_seconds": 600}
+    )
+
+    second = printed_token(localsetup(tmp_path / "token"))
+    with time_machine.travel(timezone.now() + timedelta(seconds=601), tick=False):
+        after_the_grace = ApiClient(second).get("/v1/scopes").status_code
+
+    assert rotation.status_code == 201, rotation.content
+    assert second != first
+    assert after_the_grace == 200
+    assert (tmp_path / "token").read_text() == second + "\n"
+    # One local token left: the rotated-away one and the rotation's own are revoked.
+    assert active_local_tokens() == [second[:12]]
+    assert ApiClient(first).get("/v1/scopes").status_code == 401
+
+
+def test_a_saved_token_given_an_expiry_is_replaced_by_one_without(
+    tmp_path: Path,
+) -> None:
+    first = printed_token(localsetup(tmp_path / "token"))
+    saved = ApiToken.objects.get(prefix=first[:12])
+    expiry = (timezone.now() + timedelta(days=1)).isoformat()
+    patched = ApiClient(first).patch(f"/v1/tokens/{saved.pk}", {"expires_at": expiry})
+
+    second = printed_token(localsetup(tmp_path / "token"))
+
+    assert patched.status_code == 200, patched.content
+    assert second != first
+    assert ApiToken.objects.get(prefix=second[:12]).expires_at is None
+    assert active_local_tokens() == [second[:12]]
 
 
 def test_tokens_of_other_principals_are_left_alone(tmp_path: Path) -> None:

@@ -66,6 +66,12 @@ def createtoken(*args: str) -> str:
         ),
         (["--name", "local", "--grant", "*:admin"], "reserved"),
         (["--name", "static-token", "--grant", "*:admin"], "reserved"),
+        (
+            ["--name", "seed", "--grant", "*:admin"],
+            r"'seed' is reserved \(local, migration, seed, static-token, system, "
+            r"admin:\.\.\., cli:\.\.\.\)",
+        ),
+        (["--name", "migration", "--grant", "*:viewer"], "reserved"),
         (["--name", "admin:bob", "--grant", "*:viewer"], "reserved"),
         (["--name", "cli:createtoken", "--grant", "*:viewer"], "reserved"),
     ],

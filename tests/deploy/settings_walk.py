@@ -3,7 +3,9 @@
 ``python -m tests.deploy.settings_walk VALUE NAME...`` prints one JSON object:
 for each NAME, ``null`` when the settings (and ``powercontext.shape``'s sizes, and
 the logging configuration) took ``NAME=VALUE`` from the env file, else the
-refusal's type and text. Every load is fresh: the settings modules are imported
+refusal's type and text. A variable the settings read only in some configuration
+(the SQLite busy timeout, the replica's timeout) gets it, on the lines after its
+own. Every load is fresh: the settings modules are imported
 again from an env file of their own, in this one process (a process per variable
 would take a minute). Run by tests/deploy/test_env_file.py.
 """
@@ -26,6 +28,14 @@ BASE = (
     "DJANGO_ALLOWED_HOSTS=context.example.com\n"
 )
 LINE = BASE.count("\n") + 1  # the bad value's line
+# What makes the settings read a variable they skip with BASE.
+CONTEXT = {
+    "POWERCONTEXT_SQLITE_BUSY_TIMEOUT": "DATABASE_URL=sqlite:////tmp/walk.sqlite3\n",
+    "POWERCONTEXT_DB_CONN_MAX_AGE": "POWERCONTEXT_DB_POOL=false\n",
+    "POWERCONTEXT_REPLICA_TIMEOUT": (
+        "DATABASE_REPLICA_URL=postgres://powercontext:secret@127.0.0.2:5432/pc\n"
+    ),
+}
 
 
 def load(env_file: Path) -> str | None:
@@ -54,7 +64,7 @@ def main(value: str, names: list[str]) -> None:
             os.environ.clear()
             os.environ.update(pristine)
             env_file = Path(directory) / f"{name}.env"
-            env_file.write_text(f"{BASE}{name}='{value}'\n")
+            env_file.write_text(f"{BASE}{name}='{value}'\n{CONTEXT.get(name, '')}")
             answers[name] = load(env_file)
     print(json.dumps(answers))
 

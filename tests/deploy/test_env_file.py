@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -226,7 +227,16 @@ def test_inline_comments_are_read_as_a_shell_reads_them(
         ),
         (
             "POWERCONTEXT_RATE_LIMIT_LEASE_MAX=0",
-            "POWERCONTEXT_RATE_LIMIT_LEASE_MAX: must be 1..1000.",
+            "POWERCONTEXT_RATE_LIMIT_LEASE_MAX='0' is not valid: must be 1..1000.",
+        ),
+        (
+            "POWERCONTEXT_MAX_BODY_BYTES=-1",
+            "POWERCONTEXT_MAX_BODY_BYTES='-1' is not valid: must be at least 1.",
+        ),
+        ("POWERCONTEXT_THREADS=0", "POWERCONTEXT_THREADS='0' is not valid"),
+        (  # read as Python reads a float, not as 10.0
+            "POWERCONTEXT_TOKEN_CACHE_SECONDS=10s",
+            "POWERCONTEXT_TOKEN_CACHE_SECONDS='10s' is not valid",
         ),
     ],
 )
@@ -272,7 +282,41 @@ def test_gunicorn_names_the_file_and_line_of_a_bad_value(env_file: Path) -> None
         env_file.read_text() + "POWERCONTEXT_WORKER_TIMEOUT=soon # a typo\n"
     )
 
-    result = subprocess.run(
+    result = gunicorn_check(env_file)
+
+    assert result.returncode != 0
+    assert f"{env_file}, line 6: POWERCONTEXT_WORKER_TIMEOUT='soon' is not valid" in (
+        result.stdout + result.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("POWERCONTEXT_WORKER_TIMEOUT=-1", "must be at least 0."),
+        ("POWERCONTEXT_MAX_REQUESTS=-5", "must be at least 0."),
+        ("POWERCONTEXT_WORKERS=0", "must be at least 1."),
+        ("POWERCONTEXT_THREADS=-2", "must be at least 1."),
+        ("POWERCONTEXT_MEMORY_BUDGET_BYTES=0", "must be at least 1."),
+    ],
+)
+def test_gunicorn_refuses_an_out_of_range_size_naming_the_file_and_line(
+    env_file: Path, line: str, problem: str
+) -> None:
+    env_file.write_text(env_file.read_text() + line + "\n")
+    name, value = line.split("=")
+
+    result = gunicorn_check(env_file)
+
+    assert result.returncode != 0
+    assert (
+        f"{env_file}, line 6: {name}={value!r} is not valid: {problem}"
+        in result.stdout + result.stderr
+    )
+
+
+def gunicorn_check(env_file: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             str(Path(sys.executable).parent / "gunicorn"),
             "-c",
@@ -286,11 +330,6 @@ def test_gunicorn_names_the_file_and_line_of_a_bad_value(env_file: Path) -> None
         text=True,
         timeout=120,
         check=False,
-    )
-
-    assert result.returncode != 0
-    assert f"{env_file}, line 6: POWERCONTEXT_WORKER_TIMEOUT='soon' is not valid" in (
-        result.stdout + result.stderr
     )
 
 
@@ -347,3 +386,141 @@ def test_every_refused_value_names_the_file_the_line_and_the_variable(
     }
     assert unnamed == {}
     assert len(refused) >= 5  # the walk reaches the settings
+
+
+# --- Ranges: every number the settings read has one -----------------------------------
+
+_NUMBER_READ = re.compile(r'env\.(int|float)\(\s*"([A-Z][A-Z0-9_]+)"')
+SETTINGS_SOURCES = [
+    *sorted((ROOT / "powercontext" / "settings").glob("*.py")),
+    ROOT / "powercontext" / "shape.py",
+]
+
+
+def numbers_read(kind: str | None = None) -> set[str]:
+    """The variables the settings read as numbers (``int`` or ``float``: only
+    those), with the shape's sizes; gunicorn.conf.py's are tested with gunicorn."""
+    read = {
+        (found.group(1), found.group(2))
+        for path in SETTINGS_SOURCES
+        for found in _NUMBER_READ.finditer(path.read_text())
+    } | {("int", name) for name in SHAPE_VARIABLES}
+    return {name for found, name in read if kind in (None, found)}
+
+
+# The numbers for which 0 means nothing useful: a size, a count of workers, threads
+# or slots, a timeout where 0 would mean none at all (PostgreSQL's statement_timeout,
+# libpq's connect_timeout) or an immediate failure (the pool's, the replica's).
+ZERO_REFUSED = {
+    "ACTIVE_SANDBOX_ID_MAX_BYTES",
+    "ATTACHED_SKILLS_MAX_BYTES",
+    "CWD_MAX_BYTES",
+    "MODEL_MESSAGES_POINTER_MAX_BYTES",
+    "PERSONA_ID_MAX_BYTES",
+    "PERSONA_SNAPSHOT_MAX_BYTES",
+    "POWERCONTEXT_CURSOR_TTL",
+    "POWERCONTEXT_DB_CONNECT_TIMEOUT",
+    "POWERCONTEXT_DB_POOL_MAX",
+    "POWERCONTEXT_DB_POOL_TIMEOUT",
+    "POWERCONTEXT_LARGE_BODY_BYTES",
+    "POWERCONTEXT_LARGE_BODY_CONCURRENCY",
+    "POWERCONTEXT_MAX_BODY_BYTES",
+    "POWERCONTEXT_MAX_RESPONSE_BYTES",
+    "POWERCONTEXT_MAX_SOURCE_BYTES",
+    "POWERCONTEXT_MEMORY_BUDGET_BYTES",
+    "POWERCONTEXT_RATE_LIMIT_LEASE_MAX",
+    "POWERCONTEXT_REPLICA_TIMEOUT",
+    "POWERCONTEXT_SEARCH_TIMEOUT_MS",
+    "POWERCONTEXT_THREADS",
+    "POWERCONTEXT_WORKERS",
+    "SELECTED_MODEL_MAX_BYTES",
+    "SESSION_META_MAX_BYTES",
+    "STATUS_SLOT_MAX_BYTES",
+    "TURN_RUN_ID_MAX_BYTES",
+    "USAGE_MAX_BYTES",
+    "WORKING_NOTES_MAX_BYTES",
+}
+
+
+def walk(value: str, names: set[str]) -> dict[str, str]:
+    """Each of ``names`` set to ``value`` in turn: the refusals, by name."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.deploy.settings_walk", value, *sorted(names)],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    answers = json.loads(done.stdout)
+    return {name: text for name, text in answers.items() if text is not None}
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "problem"),
+    [
+        ("-1", None, "must be"),
+        ("-0.5", "float", "must be"),
+        ("nan", "float", "must be a finite number."),
+        ("inf", "float", "must be a finite number."),
+    ],
+)
+def test_every_number_refuses_a_value_out_of_its_range(
+    value: str, kind: str | None, problem: str
+) -> None:
+    """No number the settings read takes a negative value (nor a float that is not
+    finite): each is refused at start-up, naming the variable, the file and line."""
+    names = numbers_read(kind)
+
+    refused = walk(value, names)
+
+    assert len(names) >= 30 if kind is None else len(names) >= 5
+    assert {
+        name: text
+        for name, text in refused.items()
+        if f".env, line {settings_walk.LINE}: {name}={value!r} is not valid: "
+        f"{problem}" not in text
+    } == {}
+    assert set(refused) == names
+
+
+def test_zero_is_refused_exactly_where_it_means_nothing() -> None:
+    refused = walk("0", numbers_read())
+
+    assert set(refused) == ZERO_REFUSED
+    assert all(text.startswith("ImproperlyConfigured: ") for text in refused.values())
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        (
+            "POWERCONTEXT_SEARCH_TIMEOUT_MS",
+            "2147483648",
+            "POWERCONTEXT_SEARCH_TIMEOUT_MS='2147483648' is not valid: must be "
+            "1..2147483647.",
+        ),
+        (
+            "SESSION_REVISION_RETENTION",
+            "36501",
+            "SESSION_REVISION_RETENTION='36501' is not valid: must be 0..36500.",
+        ),
+        (
+            "POWERCONTEXT_RATE_LIMIT_LEASE_MAX",
+            "1001",
+            "POWERCONTEXT_RATE_LIMIT_LEASE_MAX='1001' is not valid: must be 1..1000.",
+        ),
+        (
+            "POWERCONTEXT_DB_POOL_MAX",
+            "1",  # below POWERCONTEXT_DB_POOL_MIN's default, 2
+            "POWERCONTEXT_DB_POOL_MAX: must be at least POWERCONTEXT_DB_POOL_MIN.",
+        ),
+    ],
+)
+def test_a_number_over_its_range_is_refused(
+    name: str, value: str, problem: str
+) -> None:
+    refused = walk(value, {name})
+
+    assert f".env, line {settings_walk.LINE}: {problem}" in refused[name]

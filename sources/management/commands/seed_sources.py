@@ -27,13 +27,12 @@ from powercontext.cli import ExplainedCommand, decimal_fraction, decimal_integer
 from powercontext.db.constraints import violates_constraint
 from powercontext.exceptions import RequestValidationError
 from powercontext.inputs import validate_input
-from powercontext.principals import Principal
+from powercontext.principals import SEED_PRINCIPAL, Principal
 from powercontext.text import IDENTITY_MAX_LENGTH, text_problem
 from sources.inputs import ScopeCreate
 from sources.models import ContentSource, Scope
 from sources.seeding import (
     COLLISIONS_SHOWN,
-    SEED_PRINCIPAL,
     SeedPlan,
     seed_batch,
     seed_collisions,

@@ -64,7 +64,8 @@ class Command(ExplainedCommand):
     explanation = """
         Creates a bearer token acting as the principal --name (an existing
         one, whose tokens share its grants, or a new one; the names
-        static-token, local, system, admin:... and cli:... are reserved)
+        static-token, local, system, seed, migration, admin:... and cli:...
+        are reserved)
         with a role (viewer, contributor or admin; docs/api.md) on each
         granted scope, '*' meaning
         every scope; --expires-in-days limits its life. Only a hash of

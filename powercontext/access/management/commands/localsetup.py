@@ -1,9 +1,11 @@
 """``manage.py localsetup``: what ``make run`` prints before serving.
 
 Keeps one local token (``*:admin``, principal ``local``): the one saved in
-``var/local_token`` (mode 0600) is printed again while it still authenticates;
-otherwise a new one is minted and saved. Every other unrevoked token of the
-principal ``local`` is revoked, so restarts never pile up admin tokens. The
+``var/local_token`` (mode 0600) is printed again while it still authenticates and
+nothing is set to end it - no expiry, no revocation scheduled by a rotation's
+grace; otherwise a new one is minted and saved. Every other unrevoked token of the
+principal ``local`` is revoked (one rotated away in its grace included), so
+restarts never pile up admin tokens and the token printed outlives any grace. The
 local admin user ``admin`` gets a fresh password on every run, printed once.
 The URLs printed follow ``POWERCONTEXT_BIND``, as gunicorn does.
 """
@@ -47,7 +49,8 @@ def base_url_for(bind: str) -> tuple[str, str]:
 
 def local_token(path: Path) -> str:
     """The saved local token while it still authenticates as ``local`` with
-    ``*:admin``; otherwise a newly minted one, saved to ``path``."""
+    ``*:admin`` and nothing ends it (``_lasting``); otherwise a newly minted one,
+    saved to ``path``."""
     if path.exists():
         raw = path.read_text().strip()
         try:
@@ -58,6 +61,8 @@ def local_token(path: Path) -> str:
             principal is not None
             and principal.name == LOCAL_PRINCIPAL
             and (Grant(ALL_SCOPES, Role.ADMIN) in principal.grants)
+            and principal.token_id is not None
+            and _lasting(principal.token_id)
         ):
             return raw
     _, raw = token_create(
@@ -70,6 +75,15 @@ def local_token(path: Path) -> str:
     path.chmod(0o600)  # also when it existed
     path.write_text(raw + "\n")
     return raw
+
+
+def _lasting(token_id: int) -> bool:
+    """Whether token ``token_id`` has neither an expiry nor a scheduled revocation:
+    a token rotated away still authenticates until its grace ends (``revoked_at``
+    in the future), and printing it would hand out a secret about to die."""
+    return ApiToken.objects.filter(
+        pk=token_id, expires_at__isnull=True, revoked_at__isnull=True
+    ).exists()
 
 
 def other_local_tokens_revoke(keep: str) -> int:
@@ -92,8 +106,9 @@ class Command(ExplainedCommand):
     explanation = """
         For development: make run calls it before serving. It keeps one API
         token for the principal 'local' with *:admin in var/local_token (mode
-        0600), printed again while it still authenticates and minted anew
-        otherwise; revokes every other unrevoked 'local' token; and gives the
+        0600), printed again while it still authenticates and nothing ends it
+        (an expiry, a rotation's grace) and minted anew otherwise; revokes
+        every other unrevoked 'local' token; and gives the
         admin user 'admin' a new password, printed once. The URLs it prints
         follow --bind or POWERCONTEXT_BIND, as gunicorn binds. Never run it
         against a production database: it creates an admin login.
