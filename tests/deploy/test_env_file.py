@@ -357,17 +357,10 @@ NOT_SETTINGS = {
 }
 
 
-@pytest.mark.parametrize("value", ["bogus value", "-1", "postgres://x:y@h:port/db"])
-def test_every_refused_value_names_the_file_the_line_and_the_variable(
-    value: str,
-) -> None:
-    """Every variable the settings read, set to a bad value in the env file: each
-    one refused says ``FILE, line N: NAME...`` in an ``ImproperlyConfigured``
-    (no bare ``KeyError`` or ``ValueError`` from a parser, no refusal deferred to
-    Django's setup where the variable's name is lost)."""
-    names = sorted((variables_read() | SHAPE_VARIABLES) - NOT_SETTINGS)
+def walk(value: str, names: set[str]) -> dict[str, str]:
+    """Each of ``names`` set to ``value`` in turn: the refusals, by name."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.deploy.settings_walk", value, *names],
+        [sys.executable, "-m", "tests.deploy.settings_walk", value, *sorted(names)],
         cwd=ROOT,
         env={"PATH": os.environ["PATH"]},
         capture_output=True,
@@ -376,7 +369,18 @@ def test_every_refused_value_names_the_file_the_line_and_the_variable(
         check=True,
     )
     answers = json.loads(done.stdout)
-    refused = {name: text for name, text in answers.items() if text is not None}
+    return {name: text for name, text in answers.items() if text is not None}
+
+
+@pytest.mark.parametrize("value", ["bogus value", "-1", "postgres://x:y@h:port/db"])
+def test_every_refused_value_names_the_file_the_line_and_the_variable(
+    value: str,
+) -> None:
+    """Every variable the settings read, set to a bad value in the env file: each
+    one refused says ``FILE, line N: NAME...`` in an ``ImproperlyConfigured``
+    (no bare ``KeyError`` or ``ValueError`` from a parser, no refusal deferred to
+    Django's setup where the variable's name is lost)."""
+    refused = walk(value, (variables_read() | SHAPE_VARIABLES) - NOT_SETTINGS)
 
     unnamed = {
         name: text
@@ -440,21 +444,6 @@ ZERO_REFUSED = {
     "USAGE_MAX_BYTES",
     "WORKING_NOTES_MAX_BYTES",
 }
-
-
-def walk(value: str, names: set[str]) -> dict[str, str]:
-    """Each of ``names`` set to ``value`` in turn: the refusals, by name."""
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.deploy.settings_walk", value, *sorted(names)],
-        cwd=ROOT,
-        env={"PATH": os.environ["PATH"]},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    answers = json.loads(done.stdout)
-    return {name: text for name, text in answers.items() if text is not None}
 
 
 @pytest.mark.parametrize(
