@@ -31,9 +31,7 @@ env_file_read()
 # A value that is no integer, or out of range, is refused naming the variable and
 # where it was set.
 env = SettingsEnv()
-for _name, _minimum in shape.VARIABLES.items():
-    if _name in env:
-        env.int(_name, minimum=_minimum)
+env.shape_check()
 os.environ[GUNICORN_CONFIG_MARKER] = str(Path(__file__).resolve())
 # The application is imported from here wherever the server was started.
 chdir = str(ROOT)

@@ -31,8 +31,9 @@ DEFAULT_THREADS = 3
 
 
 # The variables the shape is read from, each with its least value; the settings
-# and gunicorn.conf.py check them first, so that a value that is no integer, or
-# is below its least, is refused with the place it was set.
+# and gunicorn.conf.py check them first (``SettingsEnv.shape_check``), so that a
+# value that is no integer, or is below its least, is refused with the place it
+# was set.
 VARIABLES = {
     "POWERCONTEXT_WORKERS": 1,
     "POWERCONTEXT_THREADS": 1,
@@ -59,12 +60,9 @@ def _integer(name: str, default: int) -> int:
     if value is None:
         return default
     try:
-        number = int(value)
+        return int(value)
     except ValueError:
         raise ValueError(f"{name}={value!r} is not an integer") from None
-    if number < VARIABLES[name]:
-        raise ValueError(f"{name}={value!r} is below {VARIABLES[name]}")
-    return number
 
 
 def default_body_limit(

@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from powercontext import shape
+
 ENV_FILE_VARIABLE = "POWERCONTEXT_ENV_FILE"
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ENV_FILE = ROOT / ".env"
@@ -178,6 +180,14 @@ class SettingsEnv(environ.Env):
         if above is not None and not value > above:
             raise _refusal(var, f"must be more than {above}.")
         return _in_range(var, value, minimum=minimum, maximum=maximum)
+
+    def shape_check(self) -> None:
+        """Refuse a variable the server's shape is read from (``powercontext.shape``)
+        that is no integer or below its least value, naming where it was set: the
+        shape itself reads them without knowing where they came from."""
+        for name, minimum in shape.VARIABLES.items():
+            if name in self:
+                self.int(name, minimum=minimum)
 
     def get_value(
         self,

@@ -7,10 +7,7 @@ from powercontext import shape
 from powercontext.settings.envfile import SettingsEnv, settings_error
 
 env = SettingsEnv()
-
-for _name, _minimum in shape.VARIABLES.items():
-    if _name in env:  # refused here with where it was set: no integer, or too small
-        env.int(_name, minimum=_minimum)
+env.shape_check()  # before the shape is read below
 
 # Sized so every thread of every worker can hold a worst-case body at once within
 # POWERCONTEXT_MEMORY_BUDGET_BYTES (powercontext/shape.py; docs/operations.md).
