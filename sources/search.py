@@ -14,6 +14,14 @@ Two kinds of match (docs/api.md, "Search"):
 The searched text of a Source is every string and number of its content and its
 metadata, one per line (``sources_search_text`` on PostgreSQL, the FTS5 triggers
 on SQLite: migration ``sources.0012_search``); of an envelope, its live notes.
+
+On PostgreSQL one trigram index serves both kinds (migration
+``sources.0014_words_through_trigrams``). A words query is PostgreSQL's own parse
+of ``q`` (``querytree`` of the ``tsquery``), read back by ``words_prefilter`` into
+the words a matching text must contain: every word of the tsvector is a lowercased
+run of the text, so a Source that matches the query contains them, and the
+trigram index finds those Sources; the tsvector match then decides, exactly as
+before.
 """
 
 from __future__ import annotations
@@ -141,6 +149,132 @@ def fts5_words(alternatives: tuple[Alternative, ...]) -> str:
 
 def _fts5_string(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class Lexeme:
+    """A word of PostgreSQL's parse of a words query."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Every part must hold; with no parts, anything holds."""
+
+    parts: tuple[Prefilter, ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """One part must hold; with no parts, nothing holds."""
+
+    parts: tuple[Prefilter, ...]
+
+
+Prefilter = Lexeme | AllOf | AnyOf
+ANYTHING = AllOf(())
+NOTHING = AnyOf(())
+
+# The text form of a tsquery: quoted lexemes ('' is a quote, a backslash escapes
+# the next character) with an optional weight or prefix mark, the operators & | !,
+# phrase operators <-> and <N>, parentheses, and T (querytree's "no index term").
+_TSQUERY_TOKEN = re.compile(
+    r"\s*(?:'((?:[^'\\]|''|\\.)*)'(?::[*A-Da-d]+)?|(<(?:-|\d+)>|[&|!()T]))"
+)
+
+
+def words_prefilter(tree: str) -> Prefilter:
+    """What a text must contain to match the tsquery whose ``querytree`` text is
+    ``tree``: ``&`` and phrases need every side, ``|`` one side, and a negated
+    part asks nothing (``ANYTHING``). An empty tree (no word at all) matches
+    ``NOTHING``. Text this reader does not know gives ``ANYTHING``: the tsvector
+    match still decides, the index just cannot narrow the search."""
+    tokens = _tsquery_tokens(tree)
+    if tokens is None:
+        return ANYTHING
+    if not tokens:
+        return NOTHING
+    reader = _TsqueryReader(tokens)
+    try:
+        prefilter = reader.alternatives()
+    except ValueError:
+        return ANYTHING
+    return prefilter if reader.done() else ANYTHING
+
+
+def _tsquery_tokens(tree: str) -> list[tuple[str, str]] | None:
+    """``("word", lexeme)`` and ``("op", operator)`` pairs; None if unreadable."""
+    tokens: list[tuple[str, str]] = []
+    at = 0
+    rest = tree.rstrip()
+    while at < len(rest):
+        token = _TSQUERY_TOKEN.match(rest, at)
+        if token is None or token.end() == at:
+            return None
+        quoted, operator = token.groups()
+        if operator is None:
+            tokens.append(("word", re.sub(r"''|\\(.)", _unescape, quoted)))
+        else:
+            tokens.append(("op", "&" if operator.startswith("<") else operator))
+        at = token.end()
+    return tokens
+
+
+def _unescape(escape: re.Match[str]) -> str:
+    return "'" if escape.group(0) == "''" else escape.group(1)
+
+
+class _TsqueryReader:
+    """Reads tsquery tokens by precedence: ``|`` below ``&`` and phrases, below
+    ``!``. Raises ValueError on anything else."""
+
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def done(self) -> bool:
+        return self.at == len(self.tokens)
+
+    def _peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def _take(self) -> tuple[str, str]:
+        token = self._peek()
+        if token is None:
+            raise ValueError("the query ends early")
+        self.at += 1
+        return token
+
+    def alternatives(self) -> Prefilter:
+        parts = [self.conjunction()]
+        while self._peek() == ("op", "|"):
+            self._take()
+            parts.append(self.conjunction())
+        return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
+
+    def conjunction(self) -> Prefilter:
+        parts = [self.operand()]
+        while self._peek() == ("op", "&"):
+            self._take()
+            parts.append(self.operand())
+        return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
+
+    def operand(self) -> Prefilter:
+        kind, value = self._take()
+        if kind == "word":
+            return Lexeme(value)
+        if value == "!":
+            self.operand()
+            return ANYTHING
+        if value == "T":
+            return ANYTHING
+        if value == "(":
+            inner = self.alternatives()
+            if self._take() != ("op", ")"):
+                raise ValueError("an unclosed parenthesis")
+            return inner
+        raise ValueError(f"unexpected {value!r}")
 
 
 def like_pattern(text: str) -> str:

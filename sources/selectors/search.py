@@ -9,7 +9,8 @@ A rank depends only on the query and the Source's own text - never on other
 Sources - so a walk's pages neither repeat nor skip a Source while captures go on
 (a new match ranks wherever it ranks; it is on a later page or was passed).
 
-- PostgreSQL, words: ``ts_rank`` of the ``simple`` tsvector;
+- PostgreSQL, words: ``ts_rank`` of the ``simple`` tsvector, over the Sources the
+  trigram index finds holding the query's words (``_words_prefilter``);
 - otherwise (substring; SQLite words, where FTS5's ``bm25`` depends on the whole
   table): the query's share of the searched text, ``len(q) / len(text)``.
 
@@ -18,6 +19,7 @@ Both are rounded to 6 decimals so the cursor carries the exact key.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -39,10 +41,15 @@ from ..models import ContentSource, SessionClosure
 from ..search import (
     SNIPPET_BEFORE,
     SNIPPET_CHARS,
+    SUBSTRING_MIN_LENGTH,
+    AllOf,
+    Lexeme,
     Match,
+    Prefilter,
     SearchQuery,
     like_pattern,
     snippet_cut,
+    words_prefilter,
 )
 from .scopes import scope_require
 
@@ -50,6 +57,13 @@ _SOURCE = ContentSource._meta.db_table
 _CLOSURE = SessionClosure._meta.db_table
 _POSTGRES_TEXT = "sources_search_text(s.content, s.metadata)"
 _POSTGRES_VECTOR = f"to_tsvector('simple'::regconfig, {_POSTGRES_TEXT})"
+# A word with no run of 3 letters or digits (``go``, ``-5``, ``3.14``, ``/ab``)
+# gives ``ILIKE`` no trigram to look up, so it is looked up by its runs as whole
+# words: ``<<%`` at a threshold of 1 holds when the text has consecutive words
+# with exactly the query's padded trigrams ("  g", " go", "go "). Only for ASCII,
+# whose letters and digits pg_trgm reads as word characters in every locale.
+_SHORT_RUNS = re.compile(r"[\x21-\x7e]*[a-z0-9][\x21-\x7e]*")
+_LONG_RUN = re.compile(r"[a-z0-9]{3}")
 _SQLITE_TABLES = {
     Match.WORDS: "sources_search_words",
     Match.SUBSTRING: "sources_search_trigram",
@@ -113,7 +127,9 @@ def bounded_fetch(sql: str, params: dict[str, Any]) -> tuple[list[str], list[Any
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                "SELECT set_config('statement_timeout', %s, true)", [str(timeout)]
+                "SELECT set_config('statement_timeout', %s, true), "
+                "set_config('pg_trgm.strict_word_similarity_threshold', '1', true)",
+                [str(timeout)],
             )
             cursor.execute(sql, params)
             return [c[0] for c in cursor.description], cursor.fetchall()
@@ -192,11 +208,13 @@ def _postgres_matches(
     """The matching rows with their rank (and content, metadata for the text)."""
     params["q"] = query.text
     if query.match is Match.WORDS:
+        prefilter = _prefilter_sql(_words_prefilter(query.text), params)
+        narrowed = conditions if prefilter is None else [*conditions, prefilter]
         return f"""
 SELECT {_COLUMNS}, s.content, s.metadata,
        round(ts_rank({_POSTGRES_VECTOR}, q)::numeric, 6) AS rank
 FROM {_SOURCE} s, websearch_to_tsquery('simple'::regconfig, %(q)s) AS q
-WHERE {" AND ".join(conditions)} AND {_POSTGRES_VECTOR} @@ q"""
+WHERE {" AND ".join(narrowed)} AND {_POSTGRES_VECTOR} @@ q"""
     params["pattern"] = like_pattern(query.text)
     return f"""
 SELECT {_COLUMNS}, s.content, s.metadata,
@@ -204,6 +222,42 @@ SELECT {_COLUMNS}, s.content, s.metadata,
              / greatest(char_length({_POSTGRES_TEXT}), 1), 6) AS rank
 FROM {_SOURCE} s
 WHERE {" AND ".join(conditions)} AND {_POSTGRES_TEXT} ILIKE %(pattern)s"""
+
+
+def _words_prefilter(text: str) -> Prefilter:
+    """What PostgreSQL reads in a words query, as the words a match must contain."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT querytree(websearch_to_tsquery('simple'::regconfig, %s))::text",
+            [text],
+        )
+        (tree,) = cursor.fetchone()
+    return words_prefilter(tree)
+
+
+def _prefilter_sql(prefilter: Prefilter, params: dict[str, Any]) -> str | None:
+    """A condition on the searched text the trigram index can answer, binding its
+    words into ``params``; None when nothing narrows the search (a negation, a
+    short non-ASCII word: the tsvector match alone decides)."""
+    if isinstance(prefilter, Lexeme):
+        word = prefilter.text
+        name = f"word_{len(params)}"
+        if _SHORT_RUNS.fullmatch(word) and not _LONG_RUN.search(word):
+            params[name] = word
+            return f"%({name})s <<%% {_POSTGRES_TEXT}"
+        if len(word) >= SUBSTRING_MIN_LENGTH:
+            params[name] = like_pattern(word)
+            return f"{_POSTGRES_TEXT} ILIKE %({name})s"
+        return None
+    parts = [_prefilter_sql(part, params) for part in prefilter.parts]
+    if isinstance(prefilter, AllOf):
+        narrowing = [part for part in parts if part is not None]
+        return " AND ".join(narrowing) if narrowing else None
+    if not parts:
+        return "FALSE"
+    if any(part is None for part in parts):
+        return None
+    return "(" + " OR ".join(part for part in parts if part is not None) + ")"
 
 
 def _sqlite_matches(

@@ -56,6 +56,11 @@ def corpus(api: ApiClient, scope_id: str) -> str:
         ("jira", {}, {"tagged"}),
         ("urgent", {}, {"tagged"}),
         ("ticket", {}, set()),  # metadata keys are not searched
+        # Words shorter than a trigram: whole words, ASCII or not.
+        ("it", {}, {"emoji"}),
+        ("it dog", {}, set()),
+        ("l or tonight", {}, {"accents", "emoji"}),
+        ("à", {}, {"accents"}),
         ("4fAB9x", {"match": "substring"}, {"secret"}),
         ("SK_LIVE_4F", {"match": "substring"}, {"secret"}),
         ("_live_", {"match": "substring"}, {"secret"}),
