@@ -20,7 +20,7 @@ if [[ $mode == test ]]; then
         have "$tool" || need_debs+=("$tool")
     done
     # tests/deploy follow docs/deploying.md on this machine: nginx in front of
-    # gunicorn, pg_dump/pg_restore/createdb for the backup, /bin/kill for the
+    # the server, pg_dump/pg_restore/createdb for the backup, /bin/kill for the
     # unit's ExecReload.
     have nginx || need_debs+=(nginx)
     have pg_restore || need_debs+=(postgresql-client-15)
@@ -35,15 +35,9 @@ if [[ $mode == test ]]; then
     # Rate-limit counters live in Redis (docs/operations.md); the live tests
     # start a private redis-server of their own.
     have redis-server || need_debs+=(redis-server)
-    # make builds gunicorn's C HTTP parser (gunicorn_h1c) when it can: a
-    # compiler and Python's headers (gunicorn's Python parser otherwise).
-    have gcc || need_debs+=(gcc)
     # make test ends with make test-typescript (clients/typescript): Node's test
     # runner and npm ci. Debian 12's nodejs is 18.19, new enough for the client.
     { have node && have npm; } || need_debs+=(nodejs npm)
-    if ! "$py" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
-        need_debs+=("$(basename "$py")-dev")
-    fi
 elif [[ $mode == typescript ]]; then
     { have node && have npm; } || need_debs+=(nodejs npm)
 elif [[ $mode == browser ]]; then

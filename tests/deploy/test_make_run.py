@@ -3,8 +3,8 @@
 The copy shares the suite's ``.venv`` and has its own ``var/``. With
 ``POWERCONTEXT_BIND`` on a free port, the banner's URLs and its ``curl`` line name
 that port and the ``curl`` line works as printed; a second ``make run`` prints the
-same token, and the database holds one active local token, not two. It opens no
-gunicorn control socket.
+same token, and the database holds one active local token, not two. It leaves
+nothing in the user's home.
 """
 
 from __future__ import annotations
@@ -121,10 +121,10 @@ def test_make_run_prints_working_lines_for_its_port_and_reuses_its_token(
         answer = subprocess.run(
             ["/bin/bash", "-c", curl], capture_output=True, text=True, timeout=30
         )
-        # No control socket: gunicorn's default, one per user under $HOME, would be
-        # taken over by the next checkout's make run (or the other way round).
-        home_socket = checkout.parent / ".gunicorn" / "gunicorn.ctl"
-        assert not home_socket.exists()
+        # Nothing per user under $HOME (a control socket, say), which the
+        # next checkout's make run would take over (or the other way round).
+        home = checkout.parent
+        assert [path.name for path in home.iterdir()] == [checkout.name]
     with make_run(checkout, port) as (_, second_banner):
         pass
 

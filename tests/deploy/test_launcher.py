@@ -1,10 +1,11 @@
-"""gunicorn finds its configuration from anywhere, or refuses to serve.
+"""The launcher serves as configured from anywhere; granian without it refuses.
 
-Started from a directory that is not the checkout: with ``-c`` naming
-``gunicorn.conf.py`` it serves as configured (the env file's bind address and
-worker count, gunicorn's own gthread workers); without it, the application refuses
-to load and gunicorn exits. Which clients may mark a request HTTPS is gunicorn's
-``FORWARDED_ALLOW_IPS``, not ``DJANGO_SECURE_PROXY_SSL_HEADER``.
+Started from a directory that is not the checkout: ``python -m powercontext.serve``
+serves as configured (the env file's bind address and worker count, granian's WSGI
+interface); granian started by hand, without the launcher, refuses to load the
+application and exits. Which clients may mark a request HTTPS is
+``FORWARDED_ALLOW_IPS`` (powercontext/api/wsgi_head.py), not
+``DJANGO_SECURE_PROXY_SSL_HEADER``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,17 +22,18 @@ import pytest
 
 from tests.robustness.processes import BIN, ROOT, free_port, tail, wait_until
 
-SECRET = "gunicorn-config-test-" + "s" * 50
+SECRET = "launcher-test-" + "s" * 50
+LAUNCHER = [str(BIN / "python"), "-m", "powercontext.serve"]
 
 
 class Server:
-    """One gunicorn, started in ``cwd`` with ``args``; output in ``log``."""
+    """One server process, started in ``cwd`` with ``command``; output in ``log``."""
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.log = cwd / f"gunicorn-{len(list(cwd.glob('gunicorn-*')))}.log"
+    def __init__(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.log = cwd / f"server-{len(list(cwd.glob('server-*')))}.log"
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
-                [str(BIN / "gunicorn"), *args],
+                command,
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -52,13 +53,13 @@ class Server:
 
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Callable[..., Server]]:
-    """``start(args, env)`` from a directory of its own; every server is killed."""
+    """``start(command, env)`` from a directory of its own; every server is killed."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     started: list[Server] = []
 
-    def run(args: list[str], env: dict[str, str]) -> Server:
-        server = Server(args, env, elsewhere)
+    def run(command: list[str], env: dict[str, str]) -> Server:
+        server = Server(command, env, elsewhere)
         started.append(server)
         return server
 
@@ -88,78 +89,92 @@ def service_env(tmp_path: Path, port: int, **extra: str) -> dict[str, str]:
 
 def answering(server: Server, url: str) -> bool:
     if server.process.poll() is not None:
-        pytest.fail(f"gunicorn exited:\n{server.output()[-3000:]}")
+        pytest.fail(f"the server exited:\n{server.output()[-3000:]}")
     try:
         return httpx.get(url, timeout=2).status_code == 200
     except httpx.TransportError:
         return False
 
 
-def serving_with_c(
+def serving(
     start: Callable[..., Server], tmp_path: Path, port: int, workers: int, **extra: str
 ) -> Server:
-    """gunicorn started with ``-c gunicorn.conf.py`` (environment ``extra`` over
-    the env file), once it answers and its ``workers`` workers have booted."""
-    server = start(
-        ["-c", str(ROOT / "gunicorn.conf.py"), "powercontext.wsgi:application"],
-        service_env(tmp_path, port, **extra),
-    )
+    """The launcher (environment ``extra`` over the env file), once it answers and
+    its ``workers`` workers have started."""
+    server = start(LAUNCHER, service_env(tmp_path, port, **extra))
     wait_until(
         lambda: answering(server, f"http://127.0.0.1:{port}/health/live"),
         timeout=60,
-        what="gunicorn",
+        what="the server",
     )
     wait_until(
-        lambda: server.output().count("Booting worker with pid") >= workers,
+        lambda: server.output().count("Spawning worker-") >= workers,
         timeout=30,
-        what="the workers to boot",
+        what="the workers to start",
     )
-    time.sleep(0.5)  # the arbiter spawns all its workers at once
     return server
 
 
-def test_with_c_it_serves_as_configured_from_any_directory(
+def test_it_serves_as_configured_from_any_directory(
     start: Callable[..., Server], tmp_path: Path
 ) -> None:
-    server = serving_with_c(start, tmp_path, free_port(), workers=2)
+    port = free_port()
+    server = serving(start, tmp_path, port, workers=2)
 
-    assert "Using worker: gthread" in (server.output())
-    assert server.output().count("Booting worker with pid") == 2
+    assert f"Listening at: http://127.0.0.1:{port}" in server.output()
+    assert server.output().count("Spawning worker-") == 2
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["powercontext.wsgi:application"],
-        ["--chdir", str(ROOT), "powercontext.wsgi:application"],
-    ],
-    ids=["no -c", "--chdir"],
-)
-def test_without_its_configuration_it_refuses_to_start(
-    start: Callable[..., Server], tmp_path: Path, args: list[str]
+def test_granian_without_the_launcher_refuses_to_start(
+    start: Callable[..., Server], tmp_path: Path
 ) -> None:
-    port = free_port()  # gunicorn's own default, 8000, may be taken
-    server = start([f"--bind=127.0.0.1:{port}", *args], service_env(tmp_path, port))
+    port = free_port()
+    server = start(
+        [
+            str(BIN / "granian"),
+            "--interface=wsgi",
+            f"--port={port}",
+            f"--working-dir={ROOT}",
+            "powercontext.wsgi:application",
+        ],
+        service_env(tmp_path, port),
+    )
 
     returncode = server.process.wait(timeout=60)
 
     assert returncode != 0
     assert (
-        "gunicorn was started without powercontext's gunicorn.conf.py; start it "
-        f"with -c {ROOT / 'gunicorn.conf.py'}" in server.output()
+        "granian was started without powercontext's launcher; start the server "
+        "with python -m powercontext.serve" in server.output()
     )
 
 
-def test_a_missing_configuration_file_stops_it(
-    start: Callable[..., Server], tmp_path: Path
+@pytest.mark.parametrize(
+    ("variable", "value", "refusal"),
+    [
+        ("POWERCONTEXT_WORKERS", "two", "POWERCONTEXT_WORKERS"),
+        ("POWERCONTEXT_BIND", "127.0.0.1", "POWERCONTEXT_BIND: must be one of: host:port"),
+        ("POWERCONTEXT_KEEPALIVE", "0", "POWERCONTEXT_KEEPALIVE"),
+    ],
+)
+def test_a_bad_value_stops_it_naming_the_variable(
+    start: Callable[..., Server], tmp_path: Path, variable: str, value: str, refusal: str
 ) -> None:
-    server = start(
-        ["-c", "gunicorn.conf.py", "powercontext.wsgi:application"],
-        service_env(tmp_path, free_port()),
-    )
+    server = start(LAUNCHER, service_env(tmp_path, free_port(), **{variable: value}))
 
     assert server.process.wait(timeout=60) != 0
-    assert "'gunicorn.conf.py' doesn't exist" in server.output()
+    assert refusal in server.output()
+
+
+def test_a_missing_env_file_stops_it(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    env = service_env(tmp_path, free_port())
+    env["POWERCONTEXT_ENV_FILE"] = str(tmp_path / "missing.env")
+    server = start(LAUNCHER, env)
+
+    assert server.process.wait(timeout=60) != 0
+    assert "missing.env" in server.output()
 
 
 @pytest.mark.parametrize(
@@ -183,19 +198,13 @@ def test_who_may_mark_a_request_https(
     401 means the request was taken as HTTPS (it reached authentication); 301 is
     the redirect of a plain HTTP request."""
     port = free_port()
-    server = start(
-        ["-c", str(ROOT / "gunicorn.conf.py"), "powercontext.wsgi:application"],
-        service_env(
-            tmp_path,
-            port,
-            FORWARDED_ALLOW_IPS=forwarded_allow_ips,
-            DJANGO_SECURE_PROXY_SSL_HEADER=proxy_ssl_header,
-        ),
-    )
-    wait_until(
-        lambda: answering(server, f"http://127.0.0.1:{port}/health/live"),
-        timeout=60,
-        what="gunicorn",
+    server = serving(
+        start,
+        tmp_path,
+        port,
+        workers=2,
+        FORWARDED_ALLOW_IPS=forwarded_allow_ips,
+        DJANGO_SECURE_PROXY_SSL_HEADER=proxy_ssl_header,
     )
 
     response = httpx.get(
