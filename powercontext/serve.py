@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from granian import Granian
-from granian.constants import Interfaces
+from granian.constants import HTTPModes, Interfaces
 from granian.http import HTTP1Settings
 from granian.log import LogLevels
 
@@ -117,6 +117,8 @@ def granian_server(env: SettingsEnv) -> Granian:
         address=address,
         port=port,
         interface=Interfaces.WSGI,
+        # HTTP/1.1 only, as nginx speaks to it: its settings below are HTTP/1's.
+        http=HTTPModes.http1,
         workers=workers,
         blocking_threads=threads,
         # hyper's header read timeout also runs while a kept-alive connection

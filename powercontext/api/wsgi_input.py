@@ -3,7 +3,7 @@ answered unread is drained.
 
 A body sent with ``Transfer-Encoding: chunked`` reaches the application without a
 ``Content-Length``; the server marks such an input ``wsgi.input_terminated``
-(a WSGI extension gunicorn and others set: reading to the end is safe). Django
+(a WSGI extension granian, gunicorn and others set: reading to the end is safe). Django
 reads no more than ``CONTENT_LENGTH`` bytes of a request, so without one the body
 would silently read as empty.
 
