@@ -1,8 +1,9 @@
 """One environment for everything: the env file reaches every entry point.
 
-``manage.py``, the settings and ``gunicorn.conf.py`` read the file named by
-``POWERCONTEXT_ENV_FILE`` (default ``.env`` at the root); the process environment
-wins; a command that falls back to the local settings says so in one line.
+``manage.py``, the settings and the launcher (``powercontext.serve``) read the file
+named by ``POWERCONTEXT_ENV_FILE`` (default ``.env`` at the root); the process
+environment wins; a command that falls back to the local settings says so in one
+line.
 """
 
 from __future__ import annotations
