@@ -318,7 +318,11 @@ def launcher_check(env_file: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "powercontext.serve", "--check"],
         cwd=env_file.parent,
-        env={"PATH": os.environ["PATH"], "POWERCONTEXT_ENV_FILE": str(env_file)},
+        env={
+            "PATH": os.environ["PATH"],
+            "POWERCONTEXT_ENV_FILE": str(env_file),
+            "PYTHONPATH": str(ROOT),  # the checkout under test (test_launcher.py)
+        },
         capture_output=True,
         text=True,
         timeout=120,

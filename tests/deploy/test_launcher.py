@@ -83,6 +83,9 @@ def service_env(tmp_path: Path, port: int, **extra: str) -> dict[str, str]:
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
         "POWERCONTEXT_ENV_FILE": str(env_file),
+        # The checkout under test, wherever the virtual environment's editable
+        # install points (a git worktree may share another checkout's .venv).
+        "PYTHONPATH": str(ROOT),
         **extra,
     }
 
