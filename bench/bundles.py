@@ -3,8 +3,8 @@
 Seeds a fresh PostgreSQL database with one scope of ``--size`` Sources
 (``manage.py seed_sources``, a share of them Working Notes; every Source with its
 accepted attempt) and a ten-Source scope for warming up, runs this service as
-production does (``python -m powercontext.serve``: granian, production settings) with ONE
-worker, and then:
+production does (``python -m powercontext.serve``: granian, production settings)
+with ONE worker, and then:
 
 1. exports the small scope over HTTP (the worker's imports and caches warm), reads
    the worker's resident set (``VmRSS``: the baseline) and resets its peak

@@ -1,6 +1,6 @@
-"""Serve the application under granian's WSGI interface: ``python -m powercontext.serve``.
+"""Serve the application with granian's WSGI interface: the server's launcher.
 
-Production (deploy/powercontext.service), ``make run``, the benchmarks and every
+Run as ``python -m powercontext.serve``. Production (deploy/powercontext.service), ``make run``, the benchmarks and every
 test that starts a server run this module (docs/operations.md, "Running it";
 decision 0044). It reads the env file first, so ``POWERCONTEXT_*`` variables may
 live there, refuses a shape variable that is no integer or out of range naming
@@ -65,7 +65,7 @@ FRESH_IN_WORKERS = {"powercontext", "django", "environ"}
 
 def main(arguments: list[str]) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m powercontext.serve", description=__doc__.splitlines()[0]
+        prog="python -m powercontext.serve", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument(
         "--check",

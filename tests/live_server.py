@@ -49,7 +49,9 @@ def service_database(server_url: str, directory: Path) -> Iterator[str]:
         yield f"sqlite:///{directory / 'service.sqlite3'}"
 
 
-def start_server(env: dict[str, str], log_dir: Path, port: int | None) -> LaunchedServer:
+def start_server(
+    env: dict[str, str], log_dir: Path, port: int | None
+) -> LaunchedServer:
     """The WSGI app under the production server, on ``port`` (or a free one)."""
     server = LaunchedServer(env, log_dir, workers=1, threads=4)
     if port is not None:

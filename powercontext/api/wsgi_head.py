@@ -58,7 +58,10 @@ CGI_KEYS = frozenset(
     }
 )
 # Headers the environ holds without the HTTP_ prefix (PEP 3333).
-UNPREFIXED_HEADERS = {"CONTENT_TYPE": "Content-Type", "CONTENT_LENGTH": "Content-Length"}
+UNPREFIXED_HEADERS = {
+    "CONTENT_TYPE": "Content-Type",
+    "CONTENT_LENGTH": "Content-Length",
+}
 # Characters a request line carries unencoded in its path.
 PATH_SAFE = "/:@!$&'()*+,;=-._~"
 

@@ -49,7 +49,6 @@ from tests.robustness.processes import (
     database_create,
     database_drop,
     database_url_for,
-    wait_until,
 )
 
 

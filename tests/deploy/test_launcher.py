@@ -156,12 +156,20 @@ def test_granian_without_the_launcher_refuses_to_start(
     ("variable", "value", "refusal"),
     [
         ("POWERCONTEXT_WORKERS", "two", "POWERCONTEXT_WORKERS"),
-        ("POWERCONTEXT_BIND", "127.0.0.1", "POWERCONTEXT_BIND: must be one of: host:port"),
+        (
+            "POWERCONTEXT_BIND",
+            "127.0.0.1",
+            "POWERCONTEXT_BIND: must be one of: host:port",
+        ),
         ("POWERCONTEXT_KEEPALIVE", "0", "POWERCONTEXT_KEEPALIVE"),
     ],
 )
 def test_a_bad_value_stops_it_naming_the_variable(
-    start: Callable[..., Server], tmp_path: Path, variable: str, value: str, refusal: str
+    start: Callable[..., Server],
+    tmp_path: Path,
+    variable: str,
+    value: str,
+    refusal: str,
 ) -> None:
     server = start(LAUNCHER, service_env(tmp_path, free_port(), **{variable: value}))
 

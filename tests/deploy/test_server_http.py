@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.deploy.test_launcher import Server, serving, start
-from tests.robustness.processes import free_port, wait_until
+from tests.robustness.processes import free_port
 
 __all__ = ["start"]  # the fixture, used by name below
 

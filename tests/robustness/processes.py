@@ -72,8 +72,7 @@ def service_env(database_url: str, settings: str, **extra: str) -> dict[str, str
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "POWERCONTEXT_"))
-        and key != "DATABASE_URL"
+        if not key.startswith(("DJANGO_", "POWERCONTEXT_")) and key != "DATABASE_URL"
     }
     env.update(
         DJANGO_SETTINGS_MODULE=settings,
