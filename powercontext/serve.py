@@ -1,11 +1,11 @@
 """Serve the application with granian's WSGI interface: the server's launcher.
 
-Run as ``python -m powercontext.serve``. Production (deploy/powercontext.service), ``make run``, the benchmarks and every
-test that starts a server run this module (docs/operations.md, "Running it";
-decision 0044). It reads the env file first, so ``POWERCONTEXT_*`` variables may
-live there, refuses a shape variable that is no integer or out of range naming
-where it was set, and starts granian through its public Python API
-(``granian.Granian``) with the shape's workers and threads.
+Run as ``python -m powercontext.serve``. Production (deploy/powercontext.service),
+``make run``, the benchmarks and every test that starts a server run this module
+(docs/operations.md, "Running it"; decision 0044). It reads the env file first, so
+``POWERCONTEXT_*`` variables may live there, refuses a value that is no integer or
+out of range naming where it was set, and starts granian through its public Python
+API (``granian.Granian``) with the shape's workers and threads.
 
 What granian does not do itself is done around it: the request line and header
 limits, the trusted proxy and an environ without the process environment are WSGI
@@ -94,23 +94,23 @@ def forget_modules(packages: set[str]) -> None:
 
 
 def granian_server(env: SettingsEnv) -> Granian:
-    """granian as this service runs it, from the environment; refuses bad values."""
+    """granian as this service runs it, from the environment; refuses bad values
+    before it changes anything."""
     env.shape_check()
     workers, threads = shape.workers(), shape.threads()
-    # The workers size the default body limit and the large-body slots from the
-    # shape they run (powercontext/shape.py): the same numbers as granian's.
-    os.environ["POWERCONTEXT_WORKERS"] = str(workers)
-    os.environ["POWERCONTEXT_THREADS"] = str(threads)
-    os.environ[SERVE_MARKER] = "1"
     address, port = bind_address(os.environ.get("POWERCONTEXT_BIND", DEFAULT_BIND))
     keepalive = env.int("POWERCONTEXT_KEEPALIVE", default=5, minimum=1)
     max_rss = env.int(
         "POWERCONTEXT_WORKER_MAX_RSS", default=default_worker_max_rss(), minimum=0
     )
-    log_format = os.environ.get("POWERCONTEXT_LOG_FORMAT") or default_log_format()
     log_level = env.str("POWERCONTEXT_SERVER_LOG_LEVEL", default="info").lower()
     if log_level not in LogLevels.__members__:
         raise env_refusal("POWERCONTEXT_SERVER_LOG_LEVEL", list(LogLevels.__members__))
+    # The workers size the default body limit and the large-body slots from the
+    # shape they run (powercontext/shape.py): the same numbers as granian's.
+    os.environ["POWERCONTEXT_WORKERS"] = str(workers)
+    os.environ["POWERCONTEXT_THREADS"] = str(threads)
+    os.environ[SERVE_MARKER] = "1"
     metrics_directory_choose()
     return Granian(
         APPLICATION,
@@ -134,7 +134,7 @@ def granian_server(env: SettingsEnv) -> Granian:
         # The application writes one line per request, with its request id.
         log_access=False,
         log_level=LogLevels(log_level),
-        log_dictconfig=server_logging(log_format),
+        log_dictconfig=server_logging(server_log_format()),
         working_dir=ROOT,
     )
 
@@ -156,6 +156,12 @@ def default_worker_max_rss() -> int:
 
 def env_refusal(name: str, accepted: list[str]) -> Exception:
     return settings_error(name, f"must be one of: {', '.join(accepted)}.")
+
+
+def server_log_format() -> str:
+    """The application's choice (``POWERCONTEXT_LOG_FORMAT``, else plain on a
+    terminal and JSON elsewhere): one terminal shows one format."""
+    return os.environ.get("POWERCONTEXT_LOG_FORMAT") or default_log_format()
 
 
 def server_logging(log_format: str) -> dict[str, Any]:

@@ -41,7 +41,11 @@ forget_dead_workers()
 
 # A chunked body is read (up to the limit) and given a length before Django runs;
 # before that, the request's head is checked and its environ cleaned.
-application = served(RequestBodies(get_wsgi_application()))
+application = served(
+    RequestBodies(get_wsgi_application()),
+    # The proxies whose X-Forwarded-Proto counts (docs/deploying.md, step 6).
+    allowed_proxies=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
+)
 
 # The URL conf - every view, and through /mcp the MCP types - is loaded now, as the
 # worker starts, not inside its first request: imported there, its long-lived

@@ -207,10 +207,10 @@ def proxy_networks(allowed: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6N
         raise ValueError(f"FORWARDED_ALLOW_IPS={allowed!r}: {exc}") from None
 
 
-def served(application: WSGIApplication) -> WSGIApplication:
-    """``application`` behind every layer above, outermost first."""
-    allowed = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+def served(application: WSGIApplication, allowed_proxies: str) -> WSGIApplication:
+    """``application`` behind every layer above, outermost first;
+    ``allowed_proxies`` is ``FORWARDED_ALLOW_IPS``."""
     return ServerEnvironment(
-        RequestHeadLimits(TrustedProxyScheme(application, allowed)),
+        RequestHeadLimits(TrustedProxyScheme(application, allowed_proxies)),
         dict(os.environ),
     )

@@ -18,11 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Prints the server's formatter and the application's format, as each decides.
 PROBE = """
 from powercontext import serve
-from powercontext.settings.envfile import SettingsEnv, env_file_read
+from powercontext.settings.envfile import env_file_read
 env_file_read()
-server = serve.granian_server(SettingsEnv())
-serve.metrics_directory_remove()
-formatter = server.log_config["formatters"]["server"]
+formatter = serve.server_logging(serve.server_log_format())["formatters"]["server"]
 import django
 django.setup()
 from django.conf import settings
