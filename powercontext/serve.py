@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces
@@ -39,6 +39,11 @@ from powercontext.settings.envfile import (
     settings_error,
 )
 from powercontext.settings.logs import default_log_format
+
+if TYPE_CHECKING:
+    # What granian.Granian is: its process server, or its thread server on a
+    # Python without the GIL.
+    from granian.server import MPServer, MTServer
 
 APPLICATION = "powercontext.wsgi:application"
 DEFAULT_BIND = "127.0.0.1:8000"
@@ -93,7 +98,7 @@ def forget_modules(packages: set[str]) -> None:
         del sys.modules[name]
 
 
-def granian_server(env: SettingsEnv) -> Granian:
+def granian_server(env: SettingsEnv) -> MPServer | MTServer:
     """granian as this service runs it, from the environment; refuses bad values
     before it changes anything."""
     env.shape_check()

@@ -67,8 +67,14 @@ NAMED_NOWHERE = (
 )
 LAUNCHER = ROOT / "powercontext" / "serve.py"
 # granian's public modules: the package (granian.Granian), its constants, HTTP
-# settings and log levels.
-GRANIAN_PUBLIC_MODULES = {"granian", "granian.constants", "granian.http", "granian.log"}
+# settings and log levels, and the server classes Granian is (for types only).
+GRANIAN_PUBLIC_MODULES = {
+    "granian",
+    "granian.constants",
+    "granian.http",
+    "granian.log",
+    "granian.server",
+}
 
 
 def source_files(pattern: str = "*.py") -> list[Path]:
