@@ -20,6 +20,7 @@ import argparse
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -88,7 +89,18 @@ def main(arguments: list[str]) -> None:
     # systemctl reload (HUP): the new workers see the env file as it is now.
     server.on_reload(env_file_read)
     forget_modules(FRESH_IN_WORKERS)
+    os.register_at_fork(after_in_child=stop_signals_default)
     server.serve()
+
+
+def stop_signals_default() -> None:
+    """In a worker just forked: SIGTERM and SIGINT stop it, until granian sets the
+    worker's own handlers once the application is loaded. Forked with this
+    process's handlers, which only mark this process's server as stopping, a
+    worker stopped while it loads the application (a second or so) went on to
+    serve, and was killed 30 s later."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def forget_modules(packages: set[str]) -> None:

@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.robustness.processes import free_port, wait_until
@@ -92,9 +93,15 @@ def make_run(checkout: Path, port: int) -> Iterator[tuple[Path, str]]:
 
 
 def _serving(process: subprocess.Popen[bytes], output: Path, port: int) -> bool:
+    """Its worker answers: granian says it listens before its workers accept."""
     if process.poll() is not None:
         pytest.fail("make run exited:\n" + output.read_text(errors="replace"))
-    return f"Listening at: http://127.0.0.1:{port}" in output.read_text()
+    if f"Listening at: http://127.0.0.1:{port}" not in output.read_text():
+        return False
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health/live").status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 def curl_line(banner: str) -> str:

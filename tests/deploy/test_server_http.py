@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.deploy.test_launcher import Server, serving, start
-from tests.robustness.processes import free_port
+from tests.deploy.test_launcher import LAUNCHER, Server, service_env, serving, start
+from tests.robustness.processes import free_port, wait_until
 
 __all__ = ["start"]  # the fixture, used by name below
 
@@ -166,6 +166,23 @@ def test_on_sigterm_a_request_in_flight_is_finished(
         assert time.monotonic() - answered < 4
     server.process.wait(timeout=40)
     assert server.output().count("Stopped worker-") == 2
+
+
+def test_on_sigterm_while_the_workers_load_the_server_stops_at_once(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    """A worker still loading the application stops too (it would otherwise serve
+    on and be killed after the 30 s grace)."""
+    server = start(LAUNCHER, service_env(tmp_path, free_port()))
+    wait_until(
+        lambda: server.output().count("Spawning worker-") == 2,
+        timeout=30,
+        what="the workers to be spawned",
+    )
+    os.kill(server.process.pid, signal.SIGTERM)
+
+    server.process.wait(timeout=10)
+    assert "Started worker-" not in server.output()
 
 
 def test_a_body_answered_unread_is_drained_so_the_sender_sees_the_answer(
