@@ -7,11 +7,11 @@
 #   tests/host_setup.sh typescript  node and npm for the TypeScript client's tests
 #
 # Missing Debian packages are installed when this runs as root, announced on
-# stderr; otherwise it stops at once and prints the one command to run. PYTHON is
-# the interpreter make builds .venv with (its headers are checked).
+# stderr; otherwise it stops at once and prints the one command to run. Nothing
+# is compiled any more (granian comes as a wheel), so neither a compiler nor
+# Python's headers are needed.
 set -euo pipefail
 mode=${1:?usage: tests/host_setup.sh test|typescript|browser}
-py=${PYTHON:-$(command -v python3)}
 
 need_debs=()
 have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" ]]; }
