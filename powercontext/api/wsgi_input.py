@@ -39,6 +39,8 @@ BODYLESS_METHODS = ("GET", "HEAD")
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 # An answer to a body left unread is a refusal (an error envelope): small.
 ANSWER_BUFFER_BYTES = 1024 * 1024
+# Answers that carry no body, and so no Content-Length (RFC 9110 8.6).
+BODYLESS_STATUSES = ("204", "304")
 
 
 class RequestBodies:
@@ -78,7 +80,8 @@ class RequestBodies:
         response = self.application(environ, held)
         unread = length - counted.consumed
         if unread <= 0:
-            held.send()
+            if held.sent_write is None:
+                held.send()
             return response
         return answer_then_drain(
             held, response, counted, min(unread, DRAIN_LIMIT_BYTES)
@@ -156,7 +159,9 @@ def answer_then_drain(
     """``response`` with its length when it has none and is small, then drained."""
     if held.sent_write is not None:  # the application wrote its headers already
         return DrainAfterAnswer(response, response, stream, limit)
-    if any(name.lower() == "content-length" for name, _ in held.headers):
+    if held.status[:3] in BODYLESS_STATUSES or any(
+        name.lower() == "content-length" for name, _ in held.headers
+    ):
         held.send()
         return DrainAfterAnswer(response, response, stream, limit)
     chunks: list[bytes] = []
