@@ -5,7 +5,8 @@ Run against a server already serving a seeded database (docs/performance.md,
 prints p50/p95 in milliseconds; ``capture`` runs wrk's new-working-note workload
 (bench/wrk/working_notes.lua) at ``--connections`` and prints requests per second.
 The caller drops or builds the search indexes between capture runs
-(docs/operations.md, "Search indexes").
+(docs/operations.md, "Search indexes"); bench/search_capture_ab.sh does the whole
+comparison, on copies of one seeded database with and without them.
 
 Usage:
   search.py latency --base-url URL --token T --scope S [--requests 200]

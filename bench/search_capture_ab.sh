@@ -2,7 +2,8 @@
 # What the search index costs captures at scale: alternating rounds of wrk on new
 # working notes (bench/wrk/working_notes.lua, c=16) against copies of one database
 # of SA_SOURCES Sources that differ only in their search indexes
-# (docs/performance.md, "Search"), one gunicorn (gunicorn.conf.py) per copy.
+# (docs/performance.md, "Search"), one server per copy, started as production
+# starts it (python -m powercontext.serve).
 #
 # Arms (SA_ARMS, default "none trigram two"):
 #   none     no search index
@@ -15,8 +16,8 @@
 # load falls on every arm alike. Per run: requests/s and the CPU of the PostgreSQL backends
 # serving that copy (/proc), per capture. A round waits for a quiet machine and is
 # run again when other work took more than SA_OTHER_MAX cores beside one of its
-# runs (the machine's busy time less the arm's server and backends, from /proc;
-# wrk itself is about 0.1). The summary gives, per arm, the median of each round's
+# runs (the machine's busy time less the arm's server, its backends and
+# PostgreSQL's background processes, from /proc; wrk itself is about 0.1). The summary gives, per arm, the median of each round's
 # ratio to the first arm named in SA_ARMS.
 #
 # Knobs: SA_SOURCES (1000000), SA_ROUNDS (8), SA_SECONDS (12), SA_WARMUP (3),
@@ -103,7 +104,7 @@ for arm in "${ARMS[@]}"; do
   sql "$PG/${DB[$arm]}" -c "VACUUM ANALYZE sources_contentsource"
   PORT[$arm]=$((PORT_BASE + i)); i=$((i + 1))
   $(environment "${DB[$arm]}") POWERCONTEXT_BIND="127.0.0.1:${PORT[$arm]}" \
-    "$ROOT/.venv/bin/gunicorn" -c "$ROOT/gunicorn.conf.py" powercontext.wsgi:application \
+    "$ROOT/.venv/bin/python" -m powercontext.serve \
     >"$OUT/$arm.log" 2>&1 &
   PIDS+=($!)
   SERVER[$arm]=$!
@@ -118,23 +119,32 @@ for arm in "${ARMS[@]}"; do
   say "$arm on port ${PORT[$arm]} (database ${DB[$arm]})"
 done
 
-cpu_snapshot() {  # cpu_snapshot ARM: "machine_busy_s server_s postgres_s" so far
-  local backends
-  backends=$(sql "$PG/postgres" -c "SELECT pid FROM pg_stat_activity WHERE datname = '${DB[$1]}'")
-  "$ROOT/.venv/bin/python" - "${SERVER[$1]}" $backends <<'PY'
+cpu_snapshot() {  # cpu_snapshot ARM: "machine_busy server backends background" (s)
+  # backends: the client backends connected to the arm's database; background:
+  # PostgreSQL's own processes (WAL writer, checkpointer, autovacuum), which work
+  # for whichever arm is running.
+  local backends background
+  backends=$(sql "$PG/postgres" -c "SELECT pid FROM pg_stat_activity
+    WHERE datname = '${DB[$1]}' AND backend_type = 'client backend'" | tr '\n' ,)
+  background=$(sql "$PG/postgres" -c "SELECT pid FROM pg_stat_activity
+    WHERE backend_type <> 'client backend'" | tr '\n' ,)
+  "$ROOT/.venv/bin/python" - "${SERVER[$1]}" "$backends" "$background" <<'PY'
 import os, sys
 tick = os.sysconf("SC_CLK_TCK")
-def cpu(pid):
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0
-    return int(fields[11]) + int(fields[12])
-server = int(sys.argv[1])
+def cpu(pids):
+    total = 0
+    for pid in filter(None, pids.split(",")):
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
+server = sys.argv[1]
 children = open(f"/proc/{server}/task/{server}/children").read().split()
-busy = sum(int(v) for i, v in enumerate(open("/proc/stat").readline().split()[1:]) if i not in (3, 4))
-print(busy / tick, sum(cpu(p) for p in [server, *children]) / tick,
-      sum(cpu(p) for p in sys.argv[2:]) / tick)
+fields = open("/proc/stat").readline().split()[1:]
+busy = sum(int(v) for i, v in enumerate(fields) if i not in (3, 4)) / tick
+print(busy, cpu(",".join([server, *children])), cpu(sys.argv[2]), cpu(sys.argv[3]))
 PY
 }
 
@@ -161,7 +171,7 @@ measure() {  # measure ARM ROUND: one wrk run; prints "rps pg_ms_per_capture oth
   after=$(cpu_snapshot "$arm")
   "$ROOT/.venv/bin/python" - "$OUT/wrk.out" $before $after <<'PY'
 import json, sys
-busy0, server0, pg0, busy1, server1, pg1 = map(float, sys.argv[2:])
+busy0, server0, pg0, bg0, busy1, server1, pg1, bg1 = map(float, sys.argv[2:])
 for line in open(sys.argv[1]):
     if line.startswith("BENCH_JSON "):
         result = json.loads(line[len("BENCH_JSON "):])
@@ -169,9 +179,10 @@ for line in open(sys.argv[1]):
         errors = {k: v for k, v in result["errors"].items() if v}
         assert not bad and not errors, result
         seconds = result["duration_us"] / 1e6
-        # What the machine did besides this arm's server and PostgreSQL backends:
-        # wrk itself (about a tenth of a core here), and any other work.
-        other = ((busy1 - busy0) - (server1 - server0) - (pg1 - pg0)) / seconds
+        # What the machine did besides this arm's server and PostgreSQL: wrk
+        # itself (about a tenth of a core here), and any other work.
+        ours = (server1 - server0) + (pg1 - pg0) + (bg1 - bg0)
+        other = ((busy1 - busy0) - ours) / seconds
         print(result["requests"] / seconds, (pg1 - pg0) * 1000 / result["requests"], other)
 PY
 }
