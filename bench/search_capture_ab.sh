@@ -10,7 +10,7 @@
 #   trigram  the trigram index alone, as migration sources.0014 leaves it
 #   two      the trigram index and the words (simple tsvector) index of
 #            sources.0012, the design before 0014, built here for comparison
-# The seed goes into a database without the search indexes; each arm is a
+# The Sources are seeded into a database without the search indexes; each arm is a
 # CREATE DATABASE ... TEMPLATE copy with its indexes then built. Each round runs
 # every arm once, in every order of the arms in turn, so a drift in the machine's
 # load falls on every arm alike. Per run: requests/s and the CPU of the PostgreSQL backends
