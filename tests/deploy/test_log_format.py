@@ -1,5 +1,5 @@
 """One log format per terminal: with ``POWERCONTEXT_LOG_FORMAT`` unset, the
-application's lines and the server's own lines (powercontext.serve) are plain when
+application's lines and the server's own lines (gunicorn.conf.py) are plain when
 standard error is a terminal (``make run``) and JSON otherwise (a systemd unit, a
 pipe); set, it chooses for both."""
 
@@ -15,16 +15,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Prints the server's formatter and the application's format, as each decides.
+# Prints the server's logger class and the application's format, as each decides.
 PROBE = """
-from powercontext import serve
-from powercontext.settings.envfile import env_file_read
-env_file_read()
-formatter = serve.server_logging(serve.server_log_format())["formatters"]["server"]
+import os, runpy
+ns = runpy.run_path("gunicorn.conf.py")
 import django
 django.setup()
 from django.conf import settings
-print(formatter.get("()", "server-plain"), settings.POWERCONTEXT_LOG_FORMAT)
+print(ns.get("logger_class") or "gunicorn-plain", settings.POWERCONTEXT_LOG_FORMAT)
 """
 
 
@@ -59,12 +57,12 @@ def formats(*, terminal: bool, **variables: str) -> list[str]:
 
 
 def test_a_terminal_gets_plain_lines_from_both() -> None:
-    assert formats(terminal=True) == ["server-plain", "plain"]
+    assert formats(terminal=True) == ["gunicorn-plain", "plain"]
 
 
 def test_anything_else_gets_json_from_both() -> None:
     assert formats(terminal=False) == [
-        "powercontext.logformat.server_formatter",
+        "powercontext.gunicorn_logs.JsonLogger",
         "json",
     ]
 
@@ -72,10 +70,10 @@ def test_anything_else_gets_json_from_both() -> None:
 @pytest.mark.parametrize("terminal", [True, False])
 def test_the_variable_chooses_for_both(terminal: bool) -> None:
     assert formats(terminal=terminal, POWERCONTEXT_LOG_FORMAT="json") == [
-        "powercontext.logformat.server_formatter",
+        "powercontext.gunicorn_logs.JsonLogger",
         "json",
     ]
     assert formats(terminal=terminal, POWERCONTEXT_LOG_FORMAT="plain") == [
-        "server-plain",
+        "gunicorn-plain",
         "plain",
     ]
