@@ -9,15 +9,16 @@
 #   trigram  the trigram index alone, as migration sources.0014 leaves it
 #   two      the trigram index and the words (simple tsvector) index of
 #            sources.0012, the design before 0014, built here for comparison
-# The Sources are seeded into a database without the search indexes; each arm is a
-# CREATE DATABASE ... TEMPLATE copy with its indexes then built. Each round runs
+# The Sources are seeded into a database without the search indexes; each arm is
+# a CREATE DATABASE ... TEMPLATE copy with its indexes then built. Each round runs
 # every arm once, in every order of the arms in turn, so a drift in the machine's
-# load falls on every arm alike. Per run: requests/s and the CPU of the PostgreSQL backends
-# serving that copy (/proc), per capture. A round waits for a quiet machine and is
-# run again when other work took more than SA_OTHER_MAX cores beside one of its
-# runs (the machine's busy time less the arm's server, its backends and
-# PostgreSQL's background processes, from /proc; wrk itself is about 0.1). The summary gives, per arm, the median of each round's
-# ratio to the first arm named in SA_ARMS.
+# load falls on every arm alike. Per run: requests/s and the CPU of the PostgreSQL
+# backends serving that copy (/proc), per capture. A round waits for a quiet
+# machine and is run again when other work took more than SA_OTHER_MAX cores
+# beside one of its runs (the machine's busy time less the arm's server, its
+# backends and PostgreSQL's background processes; wrk itself is about 0.1). The
+# summary gives, per arm, the median of each round's ratio to the first arm named
+# in SA_ARMS.
 #
 # Knobs: SA_SOURCES (1000000), SA_ROUNDS (8), SA_SECONDS (12), SA_WARMUP (3),
 # SA_WORKERS (3), SA_THREADS (3), SA_PORT_BASE (18610), SA_PG
@@ -119,6 +120,7 @@ for arm in "${ARMS[@]}"; do
 done
 
 cpu_snapshot() {  # cpu_snapshot ARM: "machine_busy server backends background" (s)
+  # The machine and the server's process tree as bench/procstats.py counts them;
   # backends: the client backends connected to the arm's database; background:
   # PostgreSQL's own processes (WAL writer, checkpointer, autovacuum), which work
   # for whichever arm is running.
@@ -127,35 +129,29 @@ cpu_snapshot() {  # cpu_snapshot ARM: "machine_busy server backends background" 
     WHERE datname = '${DB[$1]}' AND backend_type = 'client backend'" | tr '\n' ,)
   background=$(sql "$PG/postgres" -c "SELECT pid FROM pg_stat_activity
     WHERE backend_type <> 'client backend'" | tr '\n' ,)
-  "$ROOT/.venv/bin/python" - "${SERVER[$1]}" "$backends" "$background" <<'PY'
-import os, sys
-tick = os.sysconf("SC_CLK_TCK")
+  PYTHONPATH="$ROOT/bench" "$ROOT/.venv/bin/python" - "${SERVER[$1]}" "$backends" "$background" <<'PY'
+import sys
+from pathlib import Path
+from procstats import CLK_TCK, cpu_snapshot
 def cpu(pids):
     total = 0
     for pid in filter(None, pids.split(",")):
         try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         total += int(fields[11]) + int(fields[12])
-    return total / tick
-server = sys.argv[1]
-children = open(f"/proc/{server}/task/{server}/children").read().split()
-fields = open("/proc/stat").readline().split()[1:]
-busy = sum(int(v) for i, v in enumerate(fields) if i not in (3, 4)) / tick
-print(busy, cpu(",".join([server, *children])), cpu(sys.argv[2]), cpu(sys.argv[3]))
+    return total / CLK_TCK
+snapshot = cpu_snapshot(int(sys.argv[1]))
+print(snapshot["busy"] / CLK_TCK, snapshot["server"] / CLK_TCK, cpu(sys.argv[2]), cpu(sys.argv[3]))
 PY
 }
 
-machine_busy() {  # machine_busy SECONDS: cores busy on average over SECONDS
-  "$ROOT/.venv/bin/python" - "$1" <<'PY'
-import os, sys, time
-def busy():
-    fields = open("/proc/stat").readline().split()[1:]
-    return sum(int(v) for i, v in enumerate(fields) if i not in (3, 4))
-start = busy(); time.sleep(float(sys.argv[1]))
-print((busy() - start) / os.sysconf("SC_CLK_TCK") / float(sys.argv[1]))
-PY
+quiet() {  # quiet: succeeds when the machine used at most SA_QUIET_MAX cores over 2 s
+  PYTHONPATH="$ROOT/bench" "$ROOT/.venv/bin/python" -c '
+import sys
+from procstats import wait_for_quiet
+sys.exit(0 if wait_for_quiet(float(sys.argv[1]), 0) <= float(sys.argv[1]) else 1)' "$QUIET_MAX"
 }
 
 measure() {  # measure ARM ROUND: one wrk run; prints "rps pg_ms_per_capture other_cores"
@@ -198,9 +194,7 @@ orders = list(itertools.permutations(sys.argv[2:]))
 print(" ".join(orders[(int(sys.argv[1]) - 1) % len(orders)]))' "$round" "${ARMS[@]}")
   # A round starts on a quiet machine, and is run again if other work used more
   # than SA_OTHER_MAX cores beside any of its runs (wrk itself uses about 0.1).
-  until [ "$(machine_busy 3 | awk -v max="$QUIET_MAX" '{print ($1 <= max)}')" = 1 ]; do
-    say "waiting for a quiet machine"; sleep 10
-  done
+  until quiet; do say "waiting for a quiet machine"; sleep 10; done
   lines=() disturbed=""
   for arm in "${order[@]}"; do
     read -r rps pg other < <(measure "$arm" "$round")
