@@ -30,8 +30,6 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
-	$(VENV)/bin/pip install --quiet -e '.[fast]' || \
-		echo ">>> gunicorn's fast HTTP parser (gunicorn_h1c) could not be built (a C compiler and Python's headers are needed); gunicorn uses its Python parser" >&2
 	touch $@
 
 # The reference client lives in its own environment: its package is also
@@ -64,16 +62,14 @@ $(REF_TESTS_VENV)/.installed:
 	touch $@
 
 # The env file (.env, or POWERCONTEXT_ENV_FILE) is read by every step; the local
-# settings are forced. localsetup prints URLs for POWERCONTEXT_BIND, as gunicorn binds.
-# No control socket: gunicorn's default path (~/.gunicorn/gunicorn.ctl) is one per
-# user, and a second checkout's `make run` would take it over.
+# settings are forced. localsetup prints URLs for POWERCONTEXT_BIND, as the server binds.
 run: $(VENV)/.installed
 	@mkdir -p var
 	@export DJANGO_SETTINGS_MODULE=powercontext.settings.local; \
 	$(VENV)/bin/python manage.py migrate --noinput -v 0 && \
 	$(VENV)/bin/python manage.py collectstatic --noinput -v 0 && \
 	$(VENV)/bin/python manage.py localsetup && \
-	exec $(VENV)/bin/gunicorn -c gunicorn.conf.py --no-control-socket powercontext.wsgi:application
+	exec $(VENV)/bin/python -m powercontext.serve
 
 lint: $(VENV)/.installed
 	@mkdir -p var

@@ -3,8 +3,8 @@
 Seeds a fresh PostgreSQL database with one scope of ``--size`` Sources
 (``manage.py seed_sources``, a share of them Working Notes; every Source with its
 accepted attempt) and a ten-Source scope for warming up, runs this service as
-production does (gunicorn, ``gunicorn.conf.py``, production settings) with ONE
-worker, and then:
+production does (``python -m powercontext.serve``: granian, production settings)
+with ONE worker, and then:
 
 1. exports the small scope over HTTP (the worker's imports and caches warm), reads
    the worker's resident set (``VmRSS``: the baseline) and resets its peak
@@ -37,7 +37,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
-GUNICORN = str(ROOT / ".venv" / "bin" / "gunicorn")
 PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 SOURCE_DB, RESTORE_DB = "pc_bench_bundles", "pc_bench_bundles_restore"
 
@@ -127,13 +126,17 @@ def prepared(env: dict[str, str], size: int) -> tuple[str, str, str]:
     return large, small, token
 
 
-def worker_of(master: int) -> int:
+def worker_of(launcher: int) -> int:
     for _ in range(200):
-        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+        children = [
+            pid
+            for path in Path(f"/proc/{launcher}/task").glob("*/children")
+            for pid in path.read_text().split()
+        ]
         if children:
             return int(children[0])
         time.sleep(0.1)
-    raise RuntimeError("gunicorn started no worker")
+    raise RuntimeError("the server started no worker")
 
 
 def memory(pid: int, field: str) -> int:
@@ -176,14 +179,9 @@ def measure_export(
     env: dict[str, str], state: Path, large: str, small: str, token: str
 ) -> dict:
     base = f"http://{env['POWERCONTEXT_BIND']}"
-    log = (state / "gunicorn.log").open("wb")
+    log = (state / "server.log").open("wb")
     server = subprocess.Popen(
-        [
-            GUNICORN,
-            "-c",
-            str(ROOT / "gunicorn.conf.py"),
-            "powercontext.wsgi:application",
-        ],
+        [PYTHON, "-m", "powercontext.serve"],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -2,8 +2,8 @@
 directly, production settings, no HTTP server and no other thread.
 
 What it measures is the service's own work per request (Django, DRF, validation,
-authentication, the statements' client side, logs, metrics), without gunicorn's
-parsing and the GIL hand-offs that `make bench` adds. Run it before and after a
+authentication, the statements' client side, logs, metrics), without the HTTP
+server's parsing and the GIL hand-offs that `make bench` adds. Run it before and after a
 change to the hot path; `--profile` prints where the time goes.
 
 Usage (a migrated PostgreSQL database; rate limits through Redis, as production):

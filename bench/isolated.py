@@ -8,11 +8,13 @@ does not have (an app's ``admin``, a migration, a management command) would be
 found by the hook in this checkout and silently mixed in. This launcher removes
 the hook, puts the current directory first on ``sys.path``, and runs the program
 as ``__main__`` in this process - so the PID bench/run.sh records is the program's
-(gunicorn's master).
+(the server's launcher). ``-m MODULE`` runs a module of the current directory.
 
 Usage (from the baseline worktree):
   python bench/isolated.py manage.py migrate --noinput
-  python bench/isolated.py .venv/bin/gunicorn -c gunicorn.conf.py APP
+  python bench/isolated.py -m powercontext.serve
+  python bench/isolated.py .venv/bin/gunicorn -c gunicorn.conf.py APP  (a revision
+      before decision 0044, with gunicorn installed)
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ def main() -> None:
     sys.path[:] = [os.getcwd()] + [
         entry for entry in sys.path[1:] if not entry.startswith(EDITABLE)
     ]
+    if sys.argv[1] == "-m":
+        module = sys.argv[2]
+        sys.argv = [module, *sys.argv[3:]]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return
     program = sys.argv[1]
     sys.argv = sys.argv[1:]
     runpy.run_path(program, run_name="__main__")

@@ -24,7 +24,7 @@ def _proc_stats() -> dict[int, tuple[int, str, int]]:
     """pid -> (ppid, comm, CPU ticks) for every live process.
 
     The ticks include those of exited children the process has reaped (cutime,
-    cstime), so a recycled gunicorn worker or a closed PostgreSQL backend moves
+    cstime), so a replaced granian worker or a closed PostgreSQL backend moves
     its time to its parent instead of vanishing from the group's total.
     """
     stats = {}

@@ -8,7 +8,7 @@
 #      checks that Redis answers at $BENCH_REDIS_URL (exits, saying so, if not);
 #   2. creates a fresh PostgreSQL database ($BENCH_DB, dropped first if it
 #      exists), migrates ours into it, mints a '*:admin' token;
-#   3. starts ours the way production runs it (gunicorn + gunicorn.conf.py,
+#   3. starts ours the way production runs it (python -m powercontext.serve: granian,
 #      settings.production, DEBUG off, auth on, connection pool on, rate limits
 #      on and shared through Redis - configured explicitly, at $BENCH_LIMIT_RATE
 #      for writes and reads, so they are checked on every request but never
@@ -39,9 +39,12 @@
 # The baseline is this service at BENCH_BASELINE_REV (default 6a02b6a, the commit
 # before the capture path was re-cut for speed): checked out with `git worktree add --detach` under
 # var/bench/RUN/baseline, migrated into its own fresh database ($BENCH_BASE_DB),
-# started with the same gunicorn and production settings (and the same rate-limit
-# settings) from this checkout's .venv through bench/isolated.py, which keeps this
-# checkout's editable install from supplying modules the old revision lacks.
+# started with the server it shipped - its launcher (python -m powercontext.serve)
+# or, before decision 0044, gunicorn with its own gunicorn.conf.py, which needs
+# gunicorn installed in .venv (no longer a dependency) - and the same production
+# settings (and the same rate-limit settings) from this checkout's .venv through
+# bench/isolated.py, which keeps this checkout's editable install from supplying
+# modules the old revision lacks.
 #
 # Phases: BENCH_PHASES ("compare limits scale bundles"). `compare` brings `limits` along
 # whenever it measures ours: the targets' acceptance command is BENCH_PHASES=compare
@@ -65,7 +68,7 @@
 # processes to leave the CPUs), BENCH_INPROCESS_ROUNDS (30) and
 # BENCH_INPROCESS_REQUESTS (200: the in-process comparison with the baseline,
 # bench/inprocess_compare.py), and for ours and the baseline
-# POWERCONTEXT_WORKERS, POWERCONTEXT_THREADS, POWERCONTEXT_MAX_REQUESTS,
+# POWERCONTEXT_WORKERS, POWERCONTEXT_THREADS, POWERCONTEXT_WORKER_MAX_RSS,
 # POWERCONTEXT_DB_POOL and POWERCONTEXT_DB_POOL_MIN/_MAX.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -219,7 +222,7 @@ COMMON_ENV=(
   DJANGO_SECRET_KEY="$SECRET_KEY"
   "${LIMITS_ON[@]}"
 )
-for knob in POWERCONTEXT_WORKERS POWERCONTEXT_THREADS POWERCONTEXT_MAX_REQUESTS \
+for knob in POWERCONTEXT_WORKERS POWERCONTEXT_THREADS POWERCONTEXT_WORKER_MAX_RSS \
             POWERCONTEXT_DB_POOL POWERCONTEXT_DB_POOL_MIN POWERCONTEXT_DB_POOL_MAX; do
   if [ -n "${!knob:-}" ]; then COMMON_ENV+=("$knob=${!knob}"); fi
 done
@@ -264,12 +267,12 @@ start_ours() {  # start_ours on|off|exact LOG-NAME: rate limits on (Redis), off,
   [ "$1" = off ] && limits=("${LIMITS_OFF[@]}")
   [ "$1" = exact ] && limits=(POWERCONTEXT_RATE_LIMIT_LEASE_MAX=1)
   port_free "$OUR_PORT"
-  "${OUR_ENV[@]}" "${limits[@]}" "$ROOT/.venv/bin/gunicorn" -c "$ROOT/gunicorn.conf.py" \
-    powercontext.wsgi:application >"$STATE/$2.log" 2>&1 &
-  OUR_PID=$!  # env execs gunicorn: this is the master's PID
+  (cd "$ROOT" && exec "${OUR_ENV[@]}" "${limits[@]}" "$ROOT/.venv/bin/python" \
+    -m powercontext.serve) >"$STATE/$2.log" 2>&1 &
+  OUR_PID=$!  # the subshell execs env, env execs python: the launcher's PID
   STARTED_PIDS+=("$OUR_PID")
   wait_for "$OUR_URL/health/ready" "$OUR_PID" "$STATE/$2.log"
-  say "ours (rate limits $1): gunicorn pid $OUR_PID on $OUR_URL" \
+  say "ours (rate limits $1): granian pid $OUR_PID on $OUR_URL" \
     "($(pgrep -P "$OUR_PID" | wc -l) workers), log $2.log"
 }
 
@@ -316,18 +319,28 @@ start_baseline() {
     2>>"$STATE/baseline-setup.log" | tail -n 1)
   preseed "$BASE_DB" in_baseline manage.py
   port_free "$BASE_PORT"
-  # Its own gunicorn.conf.py, named with -c and read in its own directory: an older
+  # The server the baseline shipped: its launcher, or (before decision 0044) its own
+  # gunicorn.conf.py, named with -c and read in its own directory: an older
   # revision found it in the working directory, a newer one insists on -c.
+  local server=(-m powercontext.serve)
+  if [ ! -f "$BASE_DIR/powercontext/serve.py" ]; then
+    [ -x "$ROOT/.venv/bin/gunicorn" ] || {
+      say "the baseline $BASE_REV is served by gunicorn, which is not in .venv:" \
+        "$ROOT/.venv/bin/pip install gunicorn==27.0.1, or BENCH_BASELINE_REV=none"
+      exit 1
+    }
+    server=("$ROOT/.venv/bin/gunicorn" -c "$BASE_DIR/gunicorn.conf.py"
+      powercontext.wsgi:application)
+  fi
   (
     cd "$BASE_DIR"
     exec "${BASE_ENV[@]}" "$ROOT/.venv/bin/python" "$ROOT/bench/isolated.py" \
-      "$ROOT/.venv/bin/gunicorn" -c "$BASE_DIR/gunicorn.conf.py" \
-      powercontext.wsgi:application
+      "${server[@]}"
   ) >"$STATE/baseline.log" 2>&1 &
-  BASE_PID=$!  # the subshell execs env, env execs python, which runs gunicorn
+  BASE_PID=$!  # the subshell execs env, env execs python, which runs the server
   STARTED_PIDS+=("$BASE_PID")
   wait_for "$BASE_URL/health/ready" "$BASE_PID" "$STATE/baseline.log"
-  say "baseline: gunicorn pid $BASE_PID on $BASE_URL ($(pgrep -P "$BASE_PID" | wc -l) workers)"
+  say "baseline: ${server[0]} pid $BASE_PID on $BASE_URL ($(pgrep -P "$BASE_PID" | wc -l) workers)"
 }
 
 start_reference() {
@@ -387,7 +400,7 @@ BASE_DESC="not run"
 [ -n "$BASE_SHA" ] && BASE_DESC="${BASE_SHA:0:12} (BENCH_BASELINE_REV=$BASE_REV), its own database, the same settings"
 cat >"$RESULTS/config.json" <<EOF
 {"seconds_per_run": $SECONDS_PER_RUN, "warmup": "$WARMUP",
- "ours": "$("$ROOT/.venv/bin/gunicorn" --version), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-3}, max_requests=${POWERCONTEXT_MAX_REQUESTS:-gunicorn.conf.py}, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
+ "ours": "granian $("$ROOT/.venv/bin/python" -c 'import granian; print(granian.__version__)') (WSGI), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-3}, worker max RSS=${POWERCONTEXT_WORKER_MAX_RSS:-the budget's share} MiB, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
  "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL, up to $(lease_of ours) requests per Redis decision; ours_limits_exact: every request asks Redis; ours_limits_off: off",
  "baseline": "$BASE_DESC",
  "reference": "$REF_SPEC, SQLite, access mode disabled"}

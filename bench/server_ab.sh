@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Which server serves this service fastest: alternating A/B rounds of wrk on new
 # working notes (bench/wrk/working_notes.lua) at c=16 and c=1, against one
-# PostgreSQL database, one server under load at a time (decision 0035).
+# PostgreSQL database, one server under load at a time (decisions 0035 and 0044).
 #
-# Servers (AB_SERVERS, default "shipped gthread granian"):
-#   shipped  the custom gunicorn worker as shipped (BENCH_SHIPPED_REV, default 4bc01e8),
-#            run from a `git worktree` of that commit with its own gunicorn.conf.py
-#            and this checkout's .venv (bench/isolated.py)
-#   gthread  this checkout under gunicorn.conf.py (gunicorn's stock gthread worker)
-#   granian  this checkout under granian's WSGI interface, the same shape
+# Servers (AB_SERVERS, default "gthread granian"):
+#   granian  this checkout as production runs it (python -m powercontext.serve:
+#            granian's WSGI interface)
+#   gthread  gunicorn's stock gthread worker, as served before decision 0044
+#            (BENCH_GTHREAD_REV, default f6083c8, with its own gunicorn.conf.py)
+#   shipped  the custom gunicorn worker of decision 0035's comparison
+#            (BENCH_SHIPPED_REV, default 4bc01e8)
+# The two gunicorn arms are kept for comparison only: each runs from a `git
+# worktree` of its commit with this checkout's .venv (bench/isolated.py), and needs
+# gunicorn, no longer a dependency, installed there (pip install gunicorn==27.0.1).
 # Each round runs every server once at c=16 and once at c=1; the order is reversed
 # every other round, so a drift in the machine's load (other processes share it)
 # falls on every server alike. Figures per run go to $OUT/runs.tsv; the summary
@@ -24,8 +28,8 @@ ROOT=$PWD
 ROUNDS=${AB_ROUNDS:-10}
 SECONDS_PER_RUN=${AB_SECONDS:-10}
 WARMUP=${AB_WARMUP:-2}
-SERVERS=(${AB_SERVERS:-shipped gthread granian})
-SHIPPED_REV=${BENCH_SHIPPED_REV:-4bc01e8}
+SERVERS=(${AB_SERVERS:-gthread granian})
+declare -A REV=([shipped]=${BENCH_SHIPPED_REV:-4bc01e8} [gthread]=${BENCH_GTHREAD_REV:-f6083c8})
 PORT_BASE=${AB_PORT_BASE:-18510}
 PG=${AB_PG:-postgres://postgres@127.0.0.1:5432}
 DB=${AB_DB:-pc_server_ab}
@@ -36,19 +40,20 @@ RUN=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=$ROOT/var/server-ab/$RUN
 mkdir -p "$OUT"
 say() { echo ">>> $*" >&2; }
-if [[ " ${SERVERS[*]} " == *" granian "* ]] && [ ! -x "$ROOT/.venv/bin/granian" ]; then
-  say "granian is not in .venv (it is not a dependency of the service):" \
-    "$ROOT/.venv/bin/pip install granian==2.8.7, or AB_SERVERS without granian"
+if [[ " ${SERVERS[*]} " =~ " "(shipped|gthread)" " ]] && [ ! -x "$ROOT/.venv/bin/gunicorn" ]; then
+  say "gunicorn is not in .venv (no longer a dependency of the service):" \
+    "$ROOT/.venv/bin/pip install gunicorn==27.0.1, or AB_SERVERS=granian"
   exit 1
 fi
 
 PIDS=()
-SHIPPED_DIR=$OUT/shipped
 cleanup() {
-  local pid
+  local pid name
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  if [ -d "$SHIPPED_DIR" ]; then git -C "$ROOT" worktree remove --force "$SHIPPED_DIR"; fi
+  for name in shipped gthread; do
+    if [ -d "$OUT/$name" ]; then git -C "$ROOT" worktree remove --force "$OUT/$name"; fi
+  done
 }
 trap cleanup EXIT
 
@@ -77,21 +82,16 @@ psql -X -q "$PG/$DB" -c "VACUUM ANALYZE" >/dev/null
 start() {  # start NAME PORT
   local log=$OUT/$1.log
   case $1 in
-    shipped)
-      git -C "$ROOT" worktree add --quiet --detach "$SHIPPED_DIR" "$SHIPPED_REV"
-      (cd "$SHIPPED_DIR" && exec "${ENV[@]}" POWERCONTEXT_BIND="127.0.0.1:$2" \
+    shipped|gthread)
+      git -C "$ROOT" worktree add --quiet --detach "$OUT/$1" "${REV[$1]}"
+      (cd "$OUT/$1" && exec "${ENV[@]}" POWERCONTEXT_BIND="127.0.0.1:$2" \
         "$ROOT/.venv/bin/python" "$ROOT/bench/isolated.py" "$ROOT/.venv/bin/gunicorn" \
-        -c "$SHIPPED_DIR/gunicorn.conf.py" powercontext.wsgi:application) >"$log" 2>&1 &
-      ;;
-    gthread)
-      "${ENV[@]}" POWERCONTEXT_BIND="127.0.0.1:$2" "$ROOT/.venv/bin/gunicorn" \
-        -c "$ROOT/gunicorn.conf.py" powercontext.wsgi:application >"$log" 2>&1 &
+        -c "$OUT/$1/gunicorn.conf.py" powercontext.wsgi:application) >"$log" 2>&1 &
       ;;
     granian)
-      (cd "$ROOT" && exec "${ENV[@]}" "$ROOT/.venv/bin/granian" --interface wsgi \
-        --host 127.0.0.1 --port "$2" --workers "$WORKERS" --blocking-threads "$THREADS" \
-        --runtime-threads 1 --http 1 --no-ws --log-level warning \
-        powercontext.wsgi:application) >"$log" 2>&1 &
+      (cd "$ROOT" && exec "${ENV[@]}" POWERCONTEXT_BIND="127.0.0.1:$2" \
+        POWERCONTEXT_SERVER_LOG_LEVEL=warning "$ROOT/.venv/bin/python" \
+        -m powercontext.serve) >"$log" 2>&1 &
       ;;
   esac
   PIDS+=($!)

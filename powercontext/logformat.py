@@ -60,8 +60,9 @@ def application_formatter() -> JsonLineFormatter:
     return JsonLineFormatter(_fields_around("request_id"))
 
 
-def gunicorn_formatter() -> JsonLineFormatter:
-    """gunicorn's records: level, logger, the process id and the message."""
+def server_formatter() -> JsonLineFormatter:
+    """The server's own records (granian's): level, logger, the process id and
+    the message."""
     return JsonLineFormatter(_fields_around("process"))
 
 

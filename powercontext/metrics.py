@@ -1,9 +1,10 @@
-"""Prometheus metrics, correct across gunicorn's worker processes.
+"""Prometheus metrics, correct across the server's worker processes.
 
-gunicorn's configuration sets ``PROMETHEUS_MULTIPROC_DIR`` before the workers start
-(a fresh directory per server), so every process writes its samples to files there
-and a scrape, answered by any one worker, adds up all of them (prometheus_client's
-multiprocess mode; a dead worker's counters are kept, its gauges dropped). Without
+The launcher (``powercontext.serve``) sets ``PROMETHEUS_MULTIPROC_DIR`` before the
+workers start (a fresh directory per server), so every process writes its samples
+to files there and a scrape, answered by any one worker, adds up all of them
+(prometheus_client's multiprocess mode; a dead worker's counters are kept, its
+gauges dropped by ``forget_dead_workers`` when its replacement starts). Without
 the variable - tests, ``manage.py`` - the metrics live in this process only.
 
 What is counted (docs/operations.md, "Metrics"): request latency by route pattern,
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import (
@@ -112,6 +114,43 @@ def _pool_stats_collect() -> None:
             value = stats.get(key, 0)
             if value:
                 counter.inc(value * scale)
+
+
+def forget_dead_workers() -> None:
+    """Mark dead every process whose samples are in the metrics directory and that
+    no longer runs: its gauges go, its counters stay in the sums.
+
+    granian has no hook for a worker's death (gunicorn's ``child_exit`` did this);
+    the worker that replaces a dead one calls this as it starts. A pid already
+    reused by another process keeps its files until that one is gone too.
+    """
+    directory = os.environ.get(MULTIPROC_DIR_VARIABLE)
+    if not directory:
+        return
+    for pid in sorted(_sample_file_pids(Path(directory))):
+        if not _process_runs(pid):
+            multiprocess.mark_process_dead(pid, directory)
+
+
+def _sample_file_pids(directory: Path) -> set[int]:
+    """The pids prometheus_client names its files after (``counter_1234.db``,
+    ``gauge_livesum_1234.db``)."""
+    pids = set()
+    for path in directory.glob("*.db"):
+        _kind, _, pid = path.stem.rpartition("_")
+        if pid.isdigit():
+            pids.add(int(pid))
+    return pids
+
+
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: not one of ours, but not gone
+    return True
 
 
 def exposition() -> bytes:

@@ -1,9 +1,9 @@
 """The shape of the server - workers and threads - and the memory it may use.
 
-``gunicorn.conf.py`` sizes the server from here and the settings derive the
-default body limit from the same numbers, so the two never disagree
-(docs/operations.md, "Memory"). Pure Python: gunicorn's master
-imports it before Django is set up.
+The launcher (``powercontext.serve``) sizes the server from here and the settings
+derive the default body limit from the same numbers, so the two never disagree
+(docs/operations.md, "Memory"). Pure Python: the launcher imports it before
+Django is set up.
 
 The arithmetic: a worker process costs about ``WORKER_BASELINE_BYTES`` at rest,
 and a request may raise it by at most 32 times its body plus 32 MiB. With every
@@ -31,7 +31,7 @@ DEFAULT_THREADS = 3
 
 
 # The variables the shape is read from, each with its least value; the settings
-# and gunicorn.conf.py check them first (``SettingsEnv.shape_check``), so that a
+# and the launcher check them first (``SettingsEnv.shape_check``), so that a
 # value that is no integer, or is below its least, is refused with the place it
 # was set.
 VARIABLES = {

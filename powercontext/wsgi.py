@@ -1,7 +1,8 @@
-"""WSGI entry point (gunicorn serves ``powercontext.wsgi:application``).
+"""WSGI entry point (granian serves ``powercontext.wsgi:application``, started by
+``python -m powercontext.serve``).
 
-The env file is read before the settings module is chosen. Under gunicorn the
-application refuses to load unless ``gunicorn.conf.py`` configured the server.
+The env file is read before the settings module is chosen. Under granian the
+application refuses to load unless the launcher configured the server.
 """
 
 import os
@@ -11,30 +12,40 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 from django.urls import get_resolver
 
+from powercontext.api.wsgi_head import served
 from powercontext.api.wsgi_input import RequestBodies
-from powercontext.settings.envfile import GUNICORN_CONFIG_MARKER, ROOT, env_file_read
+from powercontext.metrics import forget_dead_workers
+from powercontext.settings.envfile import SERVE_MARKER, env_file_read
 
 
-def gunicorn_config_check() -> None:
-    """Refuse to serve under gunicorn without our ``gunicorn.conf.py``.
+def launcher_check() -> None:
+    """Refuse to serve under granian started without ``powercontext.serve``.
 
-    gunicorn reads ``./gunicorn.conf.py`` only from the directory it starts in;
-    elsewhere it runs silently with one sync worker and every ``POWERCONTEXT_*``
-    sizing variable ignored. Other WSGI servers are not affected.
+    Started by hand (``granian --interface wsgi powercontext.wsgi:application``),
+    granian runs one worker with its own defaults, every ``POWERCONTEXT_*`` sizing
+    variable ignored and no metrics directory. Other WSGI servers are not
+    affected.
     """
-    if "gunicorn.arbiter" in sys.modules and not os.environ.get(GUNICORN_CONFIG_MARKER):
+    if "granian" in sys.modules and not os.environ.get(SERVE_MARKER):
         raise ImproperlyConfigured(
-            "gunicorn was started without powercontext's gunicorn.conf.py; start "
-            f"it with -c {ROOT / 'gunicorn.conf.py'} (docs/deploying.md)."
+            "granian was started without powercontext's launcher; start the "
+            "server with python -m powercontext.serve (docs/deploying.md)."
         )
 
 
 env_file_read()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "powercontext.settings.production")
-gunicorn_config_check()
+launcher_check()
+# The worker this one replaces, if it died, leaves its gauges behind.
+forget_dead_workers()
 
-# A chunked body is read (up to the limit) and given a length before Django runs.
-application = RequestBodies(get_wsgi_application())
+# A chunked body is read (up to the limit) and given a length before Django runs;
+# before that, the request's head is checked and its environ cleaned.
+application = served(
+    RequestBodies(get_wsgi_application()),
+    # The proxies whose X-Forwarded-Proto counts (docs/deploying.md, step 6).
+    allowed_proxies=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
+)
 
 # The URL conf - every view, and through /mcp the MCP types - is loaded now, as the
 # worker starts, not inside its first request: imported there, its long-lived

@@ -23,7 +23,7 @@ from django.test.utils import CaptureQueriesContext
 from powercontext.access.tokens import token_create
 from powercontext.principals import Role
 
-# Processes the tests start (manage.py, gunicorn) read no env file unless a test
+# Processes the tests start (manage.py, the server) read no env file unless a test
 # names one: a developer's .env must not reach them.
 os.environ["POWERCONTEXT_ENV_FILE"] = ""
 

@@ -7,11 +7,11 @@
 #   tests/host_setup.sh typescript  node and npm for the TypeScript client's tests
 #
 # Missing Debian packages are installed when this runs as root, announced on
-# stderr; otherwise it stops at once and prints the one command to run. PYTHON is
-# the interpreter make builds .venv with (its headers are checked).
+# stderr; otherwise it stops at once and prints the one command to run. Nothing
+# is compiled any more (granian comes as a wheel), so neither a compiler nor
+# Python's headers are needed.
 set -euo pipefail
 mode=${1:?usage: tests/host_setup.sh test|typescript|browser}
-py=${PYTHON:-$(command -v python3)}
 
 need_debs=()
 have() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" ]]; }
@@ -20,7 +20,7 @@ if [[ $mode == test ]]; then
         have "$tool" || need_debs+=("$tool")
     done
     # tests/deploy follow docs/deploying.md on this machine: nginx in front of
-    # gunicorn, pg_dump/pg_restore/createdb for the backup, /bin/kill for the
+    # the server, pg_dump/pg_restore/createdb for the backup, /bin/kill for the
     # unit's ExecReload.
     have nginx || need_debs+=(nginx)
     have pg_restore || need_debs+=(postgresql-client-15)
@@ -35,15 +35,9 @@ if [[ $mode == test ]]; then
     # Rate-limit counters live in Redis (docs/operations.md); the live tests
     # start a private redis-server of their own.
     have redis-server || need_debs+=(redis-server)
-    # make builds gunicorn's C HTTP parser (gunicorn_h1c) when it can: a
-    # compiler and Python's headers (gunicorn's Python parser otherwise).
-    have gcc || need_debs+=(gcc)
     # make test ends with make test-typescript (clients/typescript): Node's test
     # runner and npm ci. Debian 12's nodejs is 18.19, new enough for the client.
     { have node && have npm; } || need_debs+=(nodejs npm)
-    if ! "$py" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
-        need_debs+=("$(basename "$py")-dev")
-    fi
 elif [[ $mode == typescript ]]; then
     { have node && have npm; } || need_debs+=(nodejs npm)
 elif [[ $mode == browser ]]; then

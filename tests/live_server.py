@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tests.robustness.processes import (
-    Gunicorn,
+    LaunchedServer,
     database_create,
     database_drop,
     manage,
@@ -49,9 +49,11 @@ def service_database(server_url: str, directory: Path) -> Iterator[str]:
         yield f"sqlite:///{directory / 'service.sqlite3'}"
 
 
-def start_server(env: dict[str, str], log_dir: Path, port: int | None) -> Gunicorn:
+def start_server(
+    env: dict[str, str], log_dir: Path, port: int | None
+) -> LaunchedServer:
     """The WSGI app under the production server, on ``port`` (or a free one)."""
-    server = Gunicorn(env, log_dir, workers=1, threads=4)
+    server = LaunchedServer(env, log_dir, workers=1, threads=4)
     if port is not None:
         server.port = port
         server.url = f"http://127.0.0.1:{port}"

@@ -1,7 +1,7 @@
 """``GET /metrics``: Prometheus' scrape, for a token with a ``*`` grant.
 
 Exempt from rate limits (docs/api.md) and outside the OpenAPI document: it
-answers Prometheus' text format, not JSON. The numbers add up every gunicorn
+answers Prometheus' text format, not JSON. The numbers add up every granian
 worker (``powercontext.metrics``).
 """
 

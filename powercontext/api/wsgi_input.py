@@ -3,7 +3,7 @@ answered unread is drained.
 
 A body sent with ``Transfer-Encoding: chunked`` reaches the application without a
 ``Content-Length``; the server marks such an input ``wsgi.input_terminated``
-(a WSGI extension gunicorn and others set: reading to the end is safe). Django
+(a WSGI extension granian, gunicorn and others set: reading to the end is safe). Django
 reads no more than ``CONTENT_LENGTH`` bytes of a request, so without one the body
 would silently read as empty.
 
@@ -17,12 +17,17 @@ A body the application answered without reading (a 413, or a refusal before the
 body mattered) is read and discarded after the answer, when the server closes the
 response, up to ``DRAIN_LIMIT_BYTES``: a client or proxy still sending it would
 otherwise meet a connection reset and lose the answer (RFC 9112 9.6; nginx turns
-that into a 502). Beyond that limit the connection is closed unread.
+that into a 502). Beyond that limit the connection is closed unread. Such an answer
+is sent with its length (it is read whole first, up to ``ANSWER_BUFFER_BYTES``):
+granian ends a response of unknown length only once the response is closed, so a
+client that waits for the answer before it sends the body (``Expect``-less, as
+``http.client`` may) would wait for the drain, and the drain for it.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
@@ -32,6 +37,10 @@ WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]
 READ_BYTES = 64 * 1024
 BODYLESS_METHODS = ("GET", "HEAD")
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
+# An answer to a body left unread is a refusal (an error envelope): small.
+ANSWER_BUFFER_BYTES = 1024 * 1024
+# Answers that carry no body, and so no Content-Length (RFC 9110 8.6).
+BODYLESS_STATUSES = ("204", "304")
 
 
 class RequestBodies:
@@ -56,10 +65,10 @@ class RequestBodies:
             environ["CONTENT_LENGTH"] = str(len(body))
             if len(body) > limit:
                 # Refused as too large: the rest is drained after the answer.
-                return DrainAfterAnswer(
-                    self.application(environ, start_response),
-                    environ_input,
-                    DRAIN_LIMIT_BYTES,
+                held = HeldStart(start_response)
+                response = self.application(environ, held)
+                return answer_then_drain(
+                    held, response, environ_input, DRAIN_LIMIT_BYTES
                 )
             return self.application(environ, start_response)
         length = content_length(environ)
@@ -67,11 +76,16 @@ class RequestBodies:
             return self.application(environ, start_response)
         counted = CountingInput(environ["wsgi.input"])
         environ["wsgi.input"] = counted
-        response = self.application(environ, start_response)
+        held = HeldStart(start_response)
+        response = self.application(environ, held)
         unread = length - counted.consumed
         if unread <= 0:
+            if held.sent_write is None:
+                held.send()
             return response
-        return DrainAfterAnswer(response, counted, min(unread, DRAIN_LIMIT_BYTES))
+        return answer_then_drain(
+            held, response, counted, min(unread, DRAIN_LIMIT_BYTES)
+        )
 
 
 def content_length(environ: dict[str, Any]) -> int:
@@ -110,17 +124,76 @@ class CountingInput:
             yield line
 
 
-class DrainAfterAnswer:
-    """A response that, once sent and closed, reads up to ``limit`` bytes of the
-    request body the application left unread, and discards them."""
+class HeldStart:
+    """``start_response`` held back until the layer knows the answer's headers:
+    ``send`` passes them on as given. The application's ``write`` (PEP 3333's
+    legacy callable) sends them first."""
 
-    def __init__(self, response: Iterable[bytes], stream: Any, limit: int) -> None:
+    def __init__(self, start_response: Callable[..., Any]) -> None:
+        self.start_response = start_response
+        self.status = ""
+        self.headers: list[tuple[str, str]] = []
+        self.exc_info: Any = None
+        self.sent_write: Callable[[bytes], Any] | None = None
+
+    def __call__(
+        self, status: str, headers: list[tuple[str, str]], exc_info: Any = None
+    ) -> Callable[[bytes], Any]:
+        self.status, self.headers, self.exc_info = status, headers, exc_info
+        return self.write
+
+    def write(self, data: bytes) -> Any:
+        if self.sent_write is None:
+            self.sent_write = self.send()
+        return self.sent_write(data)
+
+    def send(self, extra: list[tuple[str, str]] | None = None) -> Any:
+        return self.start_response(
+            self.status, [*self.headers, *(extra or [])], self.exc_info
+        )
+
+
+def answer_then_drain(
+    held: HeldStart, response: Iterable[bytes], stream: Any, limit: int
+) -> DrainAfterAnswer:
+    """``response`` with its length when it has none and is small, then drained."""
+    if held.sent_write is not None:  # the application wrote its headers already
+        return DrainAfterAnswer(response, response, stream, limit)
+    if held.status[:3] in BODYLESS_STATUSES or any(
+        name.lower() == "content-length" for name, _ in held.headers
+    ):
+        held.send()
+        return DrainAfterAnswer(response, response, stream, limit)
+    chunks: list[bytes] = []
+    rest = iter(response)
+    size = 0
+    for chunk in rest:
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > ANSWER_BUFFER_BYTES:
+            held.send()
+            return DrainAfterAnswer(
+                itertools.chain(chunks, rest), response, stream, limit
+            )
+    held.send([("Content-Length", str(size))])
+    return DrainAfterAnswer(chunks, response, stream, limit)
+
+
+class DrainAfterAnswer:
+    """A response (``body``, then ``response`` closed) that, once sent and
+    closed, reads up to ``limit`` bytes of the request body the application left
+    unread, and discards them."""
+
+    def __init__(
+        self, body: Iterable[bytes], response: Iterable[bytes], stream: Any, limit: int
+    ) -> None:
+        self.body = body
         self.response = response
         self.stream = stream
         self.limit = limit
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter(self.response)
+        return iter(self.body)
 
     def close(self) -> None:
         try:

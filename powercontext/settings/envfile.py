@@ -1,7 +1,8 @@
 """The env file: one configuration for the server, every command and every make target.
 
-``manage.py``, the WSGI and ASGI modules, ``gunicorn.conf.py`` and the local and
-production settings call ``env_file_read`` before anything reads a variable. The
+``manage.py``, the WSGI and ASGI modules, the server's launcher
+(``powercontext.serve``) and the local and production settings call
+``env_file_read`` before anything reads a variable. The
 file is ``POWERCONTEXT_ENV_FILE`` (an empty value reads none), by default ``.env``
 at the repository root when it exists. Variables already in the process
 environment win over the file, so ``VAR=... manage.py ...`` still overrides it.
@@ -37,8 +38,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ENV_FILE = ROOT / ".env"
 FROM_FILE_VARIABLE = "POWERCONTEXT_ENV_FILE_KEYS"
 LOCAL_SETTINGS = "powercontext.settings.local"
-# Set by gunicorn.conf.py in the master; workers inherit it (powercontext.wsgi).
-GUNICORN_CONFIG_MARKER = "POWERCONTEXT_GUNICORN_CONFIG"
+# Set by the launcher (powercontext.serve) before its workers start; they inherit
+# it (powercontext.wsgi).
+SERVE_MARKER = "POWERCONTEXT_SERVE"
 
 
 def env_file_path() -> Path | None:
@@ -54,7 +56,7 @@ def env_file_read() -> Path | None:
 
     A variable the process environment set before the first read wins over the
     file. A variable an earlier read took from the file follows the file: reading
-    again (gunicorn re-runs its config on ``HUP``) picks up edits and drops what
+    again (the launcher does on ``HUP``) picks up edits and drops what
     left the file. Which variables came from the file is kept in the environment
     itself (``POWERCONTEXT_ENV_FILE_KEYS``), so it survives fresh imports of this
     module. A named file that is missing or unreadable is

@@ -29,7 +29,7 @@ def _local_secret_key() -> str:
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or _local_secret_key()
 
 # Plain lines on a terminal, JSON elsewhere, as the server's own lines
-# (gunicorn.conf.py); POWERCONTEXT_LOG_FORMAT chooses for both.
+# (powercontext.serve); POWERCONTEXT_LOG_FORMAT chooses for both.
 POWERCONTEXT_LOG_FORMAT = env.str(
     "POWERCONTEXT_LOG_FORMAT", default=default_log_format()
 )

@@ -19,7 +19,7 @@ def default_log_format() -> str:
     """The format when ``POWERCONTEXT_LOG_FORMAT`` is not set: plain lines for a
     person at a terminal (standard error is a TTY, as under ``make run``), JSON
     everywhere else (a systemd unit, a pipe, a file). The application and the
-    server's own lines (gunicorn.conf.py) both ask here, so one terminal shows one
+    server's own lines (powercontext.serve) both ask here, so one terminal shows one
     format."""
     return "plain" if sys.stderr.isatty() else "json"
 
@@ -28,7 +28,7 @@ def lean_log_records() -> None:
     """Leave out of every log record what no format here prints: the caller's file,
     line and function (a walk up the stack per record), the thread and the
     multiprocessing name (Python's logging HOWTO, "Optimization"). The process id
-    stays: gunicorn's JSON lines print it. Measured: 2.7% of a new note's in-process
+    stays: the server's JSON lines print it. Measured: 2.7% of a new note's in-process
     CPU (about 23 us), bench/inprocess_compare.py against the code without it."""
     logging._srcfile = None  # the HOWTO's own switch
     logging.logThreads = False

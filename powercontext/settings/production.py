@@ -1,7 +1,8 @@
 """Production settings: secrets are required, HTTPS is enforced by default.
 
-The env file is read first (``envfile``). Behind a TLS-terminating proxy gunicorn
-marks a request HTTPS when the proxy, from an address in ``FORWARDED_ALLOW_IPS``,
+The env file is read first (``envfile``). Behind a TLS-terminating proxy the WSGI
+layer in front of Django (``powercontext.api.wsgi_head``) marks a request HTTPS
+when the proxy, from an address in ``FORWARDED_ALLOW_IPS``,
 sends ``X-Forwarded-Proto: https``; ``DJANGO_SECURE_PROXY_SSL_HEADER`` would make
 Django believe that header from anyone, so it stays off (docs/deploying.md). The
 health paths are exempt from the HTTPS redirect so load balancers can probe over

@@ -1,6 +1,6 @@
 """Rate limits through the API (spec/limits.md 3), with the per-worker memory
 limiter the embedded default uses; tests/robustness/test_rate_limits_live.py runs
-them through Redis with two gunicorn workers.
+them through Redis with two granian workers.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 ``python -m tests.consistency.campaign --duration 1800`` (``make test-consistency
 DURATION=1800``): a private PostgreSQL 15 cluster, the fault proxy in front of it,
-our service under gunicorn with production settings on the proxy, 16 clients
+our service under granian with production settings on the proxy, 16 clients
 recording a history while the nemesis restarts PostgreSQL (``-m fast`` and
-``-m immediate``), kills a gunicorn worker with ``kill -9`` and makes the proxy
+``-m immediate``), kills a granian worker with ``kill -9`` and makes the proxy
 reset, stall and drop the service's database connections. Then every key's
 history is checked for linearizability (tests/consistency/checker.py).
 
@@ -34,7 +34,7 @@ from tests.consistency.workload import Recorder, Workload
 from tests.robustness.conftest import PRODUCTION, production_env
 from tests.robustness.processes import (
     ROOT,
-    Gunicorn,
+    LaunchedServer,
     PostgresCluster,
     database_create,
     manage,
@@ -74,7 +74,7 @@ class Result:
 
 
 def faults_for(
-    cluster: PostgresCluster, proxy: FaultProxy, server: Gunicorn
+    cluster: PostgresCluster, proxy: FaultProxy, server: LaunchedServer
 ) -> dict[str, object]:
     def restart(mode: str) -> None:
         cluster.stop(mode)
@@ -118,12 +118,12 @@ def _record(
     seed: int,
     history: Path,
 ) -> tuple[Nemesis, float]:
-    """Record ``seconds`` of the workload under the nemesis; gunicorn's log is kept
-    beside the history (``-gunicorn.log``): a 5xx's traceback is there."""
+    """Record ``seconds`` of the workload under the nemesis; the server's log is kept
+    beside the history (``-server.log``): a 5xx's traceback is there."""
     work = Path(tempfile.mkdtemp(prefix="pc-consistency-"))
     cluster = PostgresCluster()
     proxy: FaultProxy | None = None
-    server: Gunicorn | None = None
+    server: LaunchedServer | None = None
     try:
         cluster.init()
         cluster.start()
@@ -134,7 +134,7 @@ def _record(
         env = production_env(
             proxied, _static_root(work), POWERCONTEXT_DB_POOL_TIMEOUT=POOL_TIMEOUT
         )
-        server = Gunicorn(env, work, workers=2, threads=4)
+        server = LaunchedServer(env, work, workers=2, threads=4)
         server.start()
         workload = Workload(
             server.url, mint_token(env), recorder, threads=threads, seed=seed
@@ -157,7 +157,7 @@ def _record(
             server.stop()
             with contextlib.suppress(OSError):
                 shutil.copy(
-                    server.log_path, history.with_name(f"{history.stem}-gunicorn.log")
+                    server.log_path, history.with_name(f"{history.stem}-server.log")
                 )
         if proxy is not None:
             proxy.close()

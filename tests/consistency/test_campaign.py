@@ -1,5 +1,5 @@
 """The bounded consistency campaign of ``make test``: a minute of 16 clients
-against the service under gunicorn on a private PostgreSQL cluster, while every
+against the service under granian on a private PostgreSQL cluster, while every
 kind of fault is injected at least once; the history must be linearizable.
 
 ``make test-consistency DURATION=...`` runs the same campaign for longer."""

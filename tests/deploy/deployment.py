@@ -36,8 +36,9 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SQLITE_URL = "sqlite:////var/lib/powercontext/powercontext.sqlite3"
 
 NOT_RUN = {
-    "apt-get install -y python3 python3-venv python3-dev gcc git nginx "
-    "postgresql-client": ("host packages: make test installs what the tests need"),
+    "apt-get install -y python3 python3-venv git nginx postgresql-client": (
+        "host packages: make test installs what the tests need"
+    ),
     "useradd --system --home-dir /var/lib/powercontext --shell /usr/sbin/nologin "
     "powercontext": "creates a system user",
     'git clone "$POWERCONTEXT_REPOSITORY" /srv/powercontext': (
@@ -47,7 +48,7 @@ NOT_RUN = {
     "runuser -u powercontext -- /srv/powercontext/.venv/bin/python -c 'import django'": (
         "needs the powercontext user"
     ),
-    ".venv/bin/pip install -e '.[fast]'": (
+    ".venv/bin/pip install -e .": (
         "make installed the checkout with this command; reinstalling it would "
         "disturb the suite that is running from it"
     ),
@@ -82,7 +83,7 @@ class Deployment:
     """The host of docs/deploying.md, in temporary directories."""
 
     tmp: Path
-    gunicorn_port: int
+    server_port: int
     http_port: int
     https_port: int
     chain: Path
@@ -113,9 +114,9 @@ class Deployment:
         )
 
     def direct(self, timeout: float = 10) -> httpx.Client:
-        """Plain HTTP straight to gunicorn, bypassing nginx."""
+        """Plain HTTP straight to the server, bypassing nginx."""
         return httpx.Client(
-            base_url=f"http://127.0.0.1:{self.gunicorn_port}",
+            base_url=f"http://127.0.0.1:{self.server_port}",
             headers={"Host": HOST},
             timeout=timeout,
         )
@@ -200,7 +201,14 @@ def deployment_on(tmp: Path, database: str) -> Iterator[Deployment]:
         f'resolve = "{HOST}:{ports[2]}:127.0.0.1"\n'
         f'cacert = "{chain}"\n'
     )
-    base_env = {"PATH": PATH, "LANG": "C.UTF-8", "HOME": str(tmp / "home")}
+    # PYTHONPATH: the checkout under test, wherever the virtual environment's
+    # editable install points (a git worktree may share another's .venv).
+    base_env = {
+        "PATH": PATH,
+        "LANG": "C.UTF-8",
+        "HOME": str(tmp / "home"),
+        "PYTHONPATH": str(ROOT),
+    }
     unit = SystemdUnit(
         ROOT / "deploy" / "powercontext.service",
         replacements=replacements,
@@ -238,12 +246,12 @@ def install(deployment: Deployment, database_url: str) -> tuple[str, str]:
     assert len(secret.group(1)) >= 50
     deployment.env_file_set(
         DATABASE_URL=database_url,
-        POWERCONTEXT_BIND=f"127.0.0.1:{deployment.gunicorn_port}",
+        POWERCONTEXT_BIND=f"127.0.0.1:{deployment.server_port}",
         POWERCONTEXT_WORKERS="2",
         POWERCONTEXT_THREADS="2",
     )
     book.run_section("4. Migrate, static files, the admin user, a token")
-    book.run_section("5. gunicorn under systemd")
+    book.run_section("5. The server under systemd")
     book.run_section("6. nginx")
     book.run_section("7. Health checks")
     return book.variable("TOKEN"), book.variable("ADMIN_PASSWORD")

@@ -46,7 +46,7 @@ def assert_nginx_serves_static_files(deployment: Deployment) -> None:
 
 
 def assert_https_comes_from_the_proxy(deployment: Deployment, token: str) -> None:
-    """Plain HTTP straight to gunicorn is redirected; through nginx it is HTTPS."""
+    """Plain HTTP straight to the server is redirected; through nginx it is HTTPS."""
     with deployment.direct() as client:
         direct = client.get("/v1/scopes", headers={"Authorization": f"Bearer {token}"})
     with deployment.client(token) as client:
@@ -142,10 +142,10 @@ def assert_stalled_clients_hold_no_thread(deployment: Deployment, token: str) ->
     """Two workers of two threads: twenty stalled headers and twenty stalled uploads
     through nginx block nothing (nginx buffers both before it passes a request on).
 
-    Sent straight to gunicorn, a stalled upload holds a thread while it reads the
-    body; whether twenty of them also starve a new request depends on how stock
-    gthread's workers share connections out at that moment, so that side is not
-    asserted here."""
+    Sent straight to the server, a stalled upload holds a thread while it reads the
+    body; whether twenty of them also starve a new request depends on how the
+    workers share connections out at that moment, so that side is not asserted
+    here."""
 
     def proxied() -> socket.socket:
         raw = socket.create_connection(("127.0.0.1", deployment.https_port))

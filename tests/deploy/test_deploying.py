@@ -2,7 +2,7 @@
 
 The ``sh`` blocks of the page run in order (``tests.deploy.runbook``): the env file
 from ``.env.example`` with a generated secret, ``check --deploy``, migrate, static
-files, the admin user and a token; the unit file's gunicorn command started from a
+files, the admin user and a token; the unit file's launcher command started from a
 directory that is not the checkout; ``deploy/nginx.conf`` in front with TLS. Then,
 through nginx: a registry written (captures, envelopes, handoffs), the proxy's
 promises checked, a backup, a restore into a new database, every answer compared;
@@ -49,7 +49,6 @@ from tests.robustness.processes import (
     database_create,
     database_drop,
     database_url_for,
-    wait_until,
 )
 
 
@@ -167,7 +166,7 @@ def test_deploying_md_on_sqlite(tmp_path: Path) -> None:
         token, password = install(
             deployment, substitute(SQLITE_URL, deployment.replacements)
         )
-        _control_socket_in_the_runtime_directory(deployment)
+        _nothing_in_the_service_users_home(deployment)
         admin_login(deployment, password).close()
         with deployment.client(token) as client:
             registry = registry_write(client)
@@ -179,18 +178,12 @@ def test_deploying_md_on_sqlite(tmp_path: Path) -> None:
             assert every_answer(client, registry) == before
 
 
-def _control_socket_in_the_runtime_directory(deployment: Deployment) -> None:
-    """The unit's gunicorn puts its control socket in the unit's own
-    ``RuntimeDirectory`` (``/run/powercontext``), not in the service user's home
-    (gunicorn's default without ``XDG_RUNTIME_DIR``), where a second instance or
-    a ``make run`` of the same user would take it over."""
-    runtime = Path(deployment.replacements["/run/powercontext"])
-    wait_until(
-        lambda: (runtime / "gunicorn.ctl").is_socket(),
-        timeout=30,
-        what="gunicorn's control socket in the runtime directory",
-    )
-    assert not (deployment.tmp / "home" / ".gunicorn").exists()
+def _nothing_in_the_service_users_home(deployment: Deployment) -> None:
+    """The unit's server keeps nothing in the service user's home (gunicorn's
+    control socket went there without the unit's runtime directory), where a
+    second instance or a ``make run`` of the same user would meet it."""
+    home = deployment.tmp / "home"
+    assert not [path.name for path in home.iterdir()]
 
 
 def test_every_sh_block_of_deploying_md_is_run_by_these_tests() -> None:
@@ -200,7 +193,7 @@ def test_every_sh_block_of_deploying_md_is_run_by_these_tests() -> None:
         "2. The database",
         "3. The env file",
         "4. Migrate, static files, the admin user, a token",
-        "5. gunicorn under systemd",
+        "5. The server under systemd",
         "6. nginx",
         "7. Health checks",
         "PostgreSQL",

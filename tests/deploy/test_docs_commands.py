@@ -6,7 +6,8 @@
 - The ``manage.py`` lines of operations.md run, in order, against a fresh database
   with an env file (the placeholders they contain are refused, by name).
 - Every ``make`` line of README.md names a target (``make -n``).
-- Every variable the settings or ``gunicorn.conf.py`` read, and every variable of
+- Every variable the settings, the launcher (``powercontext.serve``) and the WSGI
+  entry point read, and every variable of
   ``.env.example``, is in operations.md's configuration table.
 - docs/api.md's evidence example answers as the page says.
 - No document shows a bare ``manage.py X ...`` command (a bare ``python`` or
@@ -185,7 +186,8 @@ def variables_read() -> set[str]:
     sources = [
         *sorted((ROOT / "powercontext" / "settings").glob("*.py")),
         ROOT / "powercontext" / "shape.py",
-        ROOT / "gunicorn.conf.py",
+        ROOT / "powercontext" / "serve.py",
+        ROOT / "powercontext" / "wsgi.py",
     ]
     pattern = re.compile(
         r"""(?:env\.\w+|environ\.get|environ\.setdefault|os\.environ\.get)\(\s*"([A-Z][A-Z0-9_]+)"|"""

@@ -1,8 +1,9 @@
 """One environment for everything: the env file reaches every entry point.
 
-``manage.py``, the settings and ``gunicorn.conf.py`` read the file named by
-``POWERCONTEXT_ENV_FILE`` (default ``.env`` at the root); the process environment
-wins; a command that falls back to the local settings says so in one line.
+``manage.py``, the settings and the launcher (``powercontext.serve``) read the file
+named by ``POWERCONTEXT_ENV_FILE`` (default ``.env`` at the root); the process
+environment wins; a command that falls back to the local settings says so in one
+line.
 """
 
 from __future__ import annotations
@@ -277,15 +278,13 @@ def test_a_line_that_is_no_assignment_names_the_file_and_the_line(
     assert result.stderr.startswith(f"manage.py: {env_file}, line 6: not NAME=value")
 
 
-def test_gunicorn_names_the_file_and_line_of_a_bad_value(env_file: Path) -> None:
-    env_file.write_text(
-        env_file.read_text() + "POWERCONTEXT_WORKER_TIMEOUT=soon # a typo\n"
-    )
+def test_the_launcher_names_the_file_and_line_of_a_bad_value(env_file: Path) -> None:
+    env_file.write_text(env_file.read_text() + "POWERCONTEXT_KEEPALIVE=soon # a typo\n")
 
-    result = gunicorn_check(env_file)
+    result = launcher_check(env_file)
 
     assert result.returncode != 0
-    assert f"{env_file}, line 6: POWERCONTEXT_WORKER_TIMEOUT='soon' is not valid" in (
+    assert f"{env_file}, line 6: POWERCONTEXT_KEEPALIVE='soon' is not valid" in (
         result.stdout + result.stderr
     )
 
@@ -293,20 +292,20 @@ def test_gunicorn_names_the_file_and_line_of_a_bad_value(env_file: Path) -> None
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        ("POWERCONTEXT_WORKER_TIMEOUT=-1", "must be at least 0."),
-        ("POWERCONTEXT_MAX_REQUESTS=-5", "must be at least 0."),
+        ("POWERCONTEXT_KEEPALIVE=0", "must be at least 1."),
+        ("POWERCONTEXT_WORKER_MAX_RSS=-5", "must be at least 0."),
         ("POWERCONTEXT_WORKERS=0", "must be at least 1."),
         ("POWERCONTEXT_THREADS=-2", "must be at least 1."),
         ("POWERCONTEXT_MEMORY_BUDGET_BYTES=0", "must be at least 1."),
     ],
 )
-def test_gunicorn_refuses_an_out_of_range_size_naming_the_file_and_line(
+def test_the_launcher_refuses_an_out_of_range_size_naming_the_file_and_line(
     env_file: Path, line: str, problem: str
 ) -> None:
     env_file.write_text(env_file.read_text() + line + "\n")
     name, value = line.split("=")
 
-    result = gunicorn_check(env_file)
+    result = launcher_check(env_file)
 
     assert result.returncode != 0
     assert (
@@ -315,17 +314,15 @@ def test_gunicorn_refuses_an_out_of_range_size_naming_the_file_and_line(
     )
 
 
-def gunicorn_check(env_file: Path) -> subprocess.CompletedProcess[str]:
+def launcher_check(env_file: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "-c",
-            str(ROOT / "gunicorn.conf.py"),
-            "--check-config",
-            "powercontext.wsgi:application",
-        ],
+        [sys.executable, "-m", "powercontext.serve", "--check"],
         cwd=env_file.parent,
-        env={"PATH": os.environ["PATH"], "POWERCONTEXT_ENV_FILE": str(env_file)},
+        env={
+            "PATH": os.environ["PATH"],
+            "POWERCONTEXT_ENV_FILE": str(env_file),
+            "PYTHONPATH": str(ROOT),  # the checkout under test (test_launcher.py)
+        },
         capture_output=True,
         text=True,
         timeout=120,
@@ -343,7 +340,7 @@ def test_a_missing_required_value_says_where_to_set_it(tmp_path: Path) -> None:
     assert f"{env_file} (not set): DJANGO_SECRET_KEY: must be set" in result.stderr
 
 
-# Read by powercontext/shape.py (the sizes gunicorn.conf.py and the settings share).
+# Read by powercontext/shape.py (the sizes the launcher and the settings share).
 SHAPE_VARIABLES = {
     "POWERCONTEXT_WORKERS",
     "POWERCONTEXT_THREADS",
@@ -352,7 +349,7 @@ SHAPE_VARIABLES = {
 NOT_SETTINGS = {
     "POWERCONTEXT_ENV_FILE",  # names the file itself
     "POWERCONTEXT_ENV_FILE_KEYS",  # written by the reader
-    "POWERCONTEXT_GUNICORN_CONFIG",  # written by gunicorn.conf.py
+    "POWERCONTEXT_SERVE",  # written by the launcher
     "DJANGO_SETTINGS_MODULE",  # the module to load
 }
 
@@ -403,7 +400,7 @@ SETTINGS_SOURCES = [
 
 def numbers_read(kind: str | None = None) -> set[str]:
     """The variables the settings read as numbers (``int`` or ``float``: only
-    those), with the shape's sizes; gunicorn.conf.py's are tested with gunicorn."""
+    those), with the shape's sizes; the launcher's are tested with the launcher."""
     read = {
         (found.group(1), found.group(2))
         for path in SETTINGS_SOURCES

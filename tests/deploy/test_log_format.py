@@ -1,5 +1,5 @@
 """One log format per terminal: with ``POWERCONTEXT_LOG_FORMAT`` unset, the
-application's lines and the server's own lines (gunicorn.conf.py) are plain when
+application's lines and the server's own lines (powercontext.serve) are plain when
 standard error is a terminal (``make run``) and JSON otherwise (a systemd unit, a
 pipe); set, it chooses for both."""
 
@@ -15,14 +15,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Prints the server's logger class and the application's format, as each decides.
+# Prints the server's formatter and the application's format, as each decides.
 PROBE = """
-import os, runpy
-ns = runpy.run_path("gunicorn.conf.py")
+from powercontext import serve
+from powercontext.settings.envfile import env_file_read
+env_file_read()
+formatter = serve.server_logging(serve.server_log_format())["formatters"]["server"]
 import django
 django.setup()
 from django.conf import settings
-print(ns.get("logger_class") or "gunicorn-plain", settings.POWERCONTEXT_LOG_FORMAT)
+print(formatter.get("()", "server-plain"), settings.POWERCONTEXT_LOG_FORMAT)
 """
 
 
@@ -57,12 +59,12 @@ def formats(*, terminal: bool, **variables: str) -> list[str]:
 
 
 def test_a_terminal_gets_plain_lines_from_both() -> None:
-    assert formats(terminal=True) == ["gunicorn-plain", "plain"]
+    assert formats(terminal=True) == ["server-plain", "plain"]
 
 
 def test_anything_else_gets_json_from_both() -> None:
     assert formats(terminal=False) == [
-        "powercontext.gunicorn_logs.JsonLogger",
+        "powercontext.logformat.server_formatter",
         "json",
     ]
 
@@ -70,10 +72,10 @@ def test_anything_else_gets_json_from_both() -> None:
 @pytest.mark.parametrize("terminal", [True, False])
 def test_the_variable_chooses_for_both(terminal: bool) -> None:
     assert formats(terminal=terminal, POWERCONTEXT_LOG_FORMAT="json") == [
-        "powercontext.gunicorn_logs.JsonLogger",
+        "powercontext.logformat.server_formatter",
         "json",
     ]
     assert formats(terminal=terminal, POWERCONTEXT_LOG_FORMAT="plain") == [
-        "gunicorn-plain",
+        "server-plain",
         "plain",
     ]

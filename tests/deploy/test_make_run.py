@@ -3,8 +3,8 @@
 The copy shares the suite's ``.venv`` and has its own ``var/``. With
 ``POWERCONTEXT_BIND`` on a free port, the banner's URLs and its ``curl`` line name
 that port and the ``curl`` line works as printed; a second ``make run`` prints the
-same token, and the database holds one active local token, not two. It opens no
-gunicorn control socket.
+same token, and the database holds one active local token, not two. It leaves
+nothing in the user's home.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.robustness.processes import free_port, wait_until
@@ -92,9 +93,15 @@ def make_run(checkout: Path, port: int) -> Iterator[tuple[Path, str]]:
 
 
 def _serving(process: subprocess.Popen[bytes], output: Path, port: int) -> bool:
+    """Its worker answers: granian says it listens before its workers accept."""
     if process.poll() is not None:
         pytest.fail("make run exited:\n" + output.read_text(errors="replace"))
-    return f"Listening at: http://127.0.0.1:{port}" in output.read_text()
+    if f"Listening at: http://127.0.0.1:{port}" not in output.read_text():
+        return False
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health/live").status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 def curl_line(banner: str) -> str:
@@ -121,10 +128,10 @@ def test_make_run_prints_working_lines_for_its_port_and_reuses_its_token(
         answer = subprocess.run(
             ["/bin/bash", "-c", curl], capture_output=True, text=True, timeout=30
         )
-        # No control socket: gunicorn's default, one per user under $HOME, would be
-        # taken over by the next checkout's make run (or the other way round).
-        home_socket = checkout.parent / ".gunicorn" / "gunicorn.ctl"
-        assert not home_socket.exists()
+        # Nothing per user under $HOME (a control socket, say), which the
+        # next checkout's make run would take over (or the other way round).
+        home = checkout.parent
+        assert [path.name for path in home.iterdir()] == [checkout.name]
     with make_run(checkout, port) as (_, second_banner):
         pass
 

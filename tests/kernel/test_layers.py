@@ -27,7 +27,7 @@ PROJECT_MODULES = (
     "urls.py",
     "wsgi.py",
     "asgi.py",
-    "gunicorn_logs.py",
+    "serve.py",
 )
 APPS = ("sources", "sessions_app", "handoffs", "lifecycle")
 NOT_IMPORTED_BY = {

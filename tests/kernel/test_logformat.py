@@ -11,7 +11,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from powercontext.logformat import application_formatter, gunicorn_formatter
+from powercontext.logformat import application_formatter, server_formatter
 
 
 def record(message: str, *args: object, **extra: object) -> logging.LogRecord:
@@ -96,10 +96,10 @@ def test_a_record_without_a_request_id_still_has_the_key() -> None:
     assert parsed["message"] == "plain"
 
 
-def test_gunicorn_lines_name_the_process() -> None:
-    line = gunicorn_formatter().format(record("Booting worker with pid: %s", 12))
+def test_the_servers_lines_name_the_process() -> None:
+    line = server_formatter().format(record("Spawning worker-1 with PID: %s", 12))
 
     parsed = json.loads(line)
     assert list(parsed) == ["level", "logger", "process", "message", "time"]
     assert isinstance(parsed["process"], int)
-    assert re.fullmatch(r"Booting worker with pid: 12", parsed["message"])
+    assert re.fullmatch(r"Spawning worker-1 with PID: 12", parsed["message"])

@@ -1,18 +1,20 @@
-"""Django, DRF, gunicorn, psycopg and redis-py are used through their public APIs.
+"""Django, DRF, granian, psycopg and redis-py are used through their public APIs.
 
 A private attribute or method of a dependency may change in any release without a
 word; code that reads, writes or overrides one breaks silently on an upgrade. So
-outside ``tests/`` none of the names below may appear, no module subclasses a
-gunicorn worker, ``gunicorn.conf.py`` names one of gunicorn's own worker classes,
-and the served application leaves Django's request signal receivers connected (the
-request cycle the tests run is the one production runs).
+outside ``tests/`` none of the names below may appear (granian's private modules
+and server methods among them, and the names of gunicorn's internals the service
+once used), only the launcher imports granian, and only from its public modules,
+subclassing nothing of it and starting its own WSGI workers; and the served
+application leaves Django's request signal receivers connected (the request cycle
+the tests run is the one production runs).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,9 +40,17 @@ PRIVATE_NAMES = {
     "stdout._out": "Django OutputWrapper's wrapped stream",
     "cache._cache": "Django RedisCache's client",
     "get_client(": "Django RedisCacheClient's private client getter",
-    "_DEFER": "gunicorn gthread's deferred connections",
-    "TConn": "gunicorn gthread's connection class",
-    "unreader": "gunicorn's HTTP parser buffer",
+    "_DEFER": "gunicorn gthread's deferred connections (decision 0035)",
+    "TConn": "gunicorn gthread's connection class (decision 0035)",
+    "unreader": "gunicorn's HTTP parser buffer (decision 0035)",
+    "granian._": "granian's private modules (_granian, _internal, _signals...)",
+    "_callback_wrapper": "granian's WSGI callback wrapper",
+    "_spawn_worker": "granian's server: spawning a worker",
+    "_spawn_wsgi_worker": "granian's server: the WSGI worker's target",
+    "_respawn_workers": "granian's server: respawning workers",
+    "_serve_loop": "granian's server: its main loop",
+    "_stop_workers": "granian's server: stopping workers",
+    "_handle_rss_signal": "granian's server: the memory check",
     "request_started.disconnect": "Django's own request signal receivers",
     "request_finished.disconnect": "Django's own request signal receivers",
 }
@@ -55,11 +65,16 @@ NAMED_NOWHERE = (
     "__class__ =",
     "cache._cache",
 )
-GUNICORN_WORKER_BASES = re.compile(
-    r"from gunicorn\.workers|import gunicorn\.workers|\b(ThreadWorker|SyncWorker)\b"
-)
-# gunicorn's own worker classes (its ``--worker-class`` short names).
-STOCK_WORKERS = {"sync", "gthread", "eventlet", "gevent", "tornado"}
+LAUNCHER = ROOT / "powercontext" / "serve.py"
+# granian's public modules: the package (granian.Granian), its constants, HTTP
+# settings and log levels, and the server classes Granian is (for types only).
+GRANIAN_PUBLIC_MODULES = {
+    "granian",
+    "granian.constants",
+    "granian.http",
+    "granian.log",
+    "granian.server",
+}
 
 
 def source_files(pattern: str = "*.py") -> list[Path]:
@@ -73,7 +88,8 @@ def source_files(pattern: str = "*.py") -> list[Path]:
     return [
         ROOT / name
         for name in listed
-        if not name.startswith("tests/") and (ROOT / name).exists()
+        # is_file: a worktree's venv links are untracked links to directories.
+        if not name.startswith("tests/") and (ROOT / name).is_file()
     ]
 
 
@@ -98,19 +114,55 @@ def test_no_file_outside_the_tests_names_the_removed_private_names(name: str) ->
     assert found == [], name
 
 
-def test_no_module_subclasses_a_gunicorn_worker() -> None:
+def imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, ``from package import name`` as ``package``."""
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_only_the_launcher_imports_granian() -> None:
     found = [
         str(path.relative_to(ROOT))
         for path in source_files()
-        if GUNICORN_WORKER_BASES.search(path.read_text())
+        if any(name.split(".")[0] == "granian" for name in imported_modules(path))
     ]
-    assert found == []
+    assert found == [str(LAUNCHER.relative_to(ROOT))]
 
 
-def test_the_server_runs_a_stock_gunicorn_worker() -> None:
-    config = (ROOT / "gunicorn.conf.py").read_text()
-    (worker_class,) = re.findall(r'^worker_class = "([^"]+)"', config, re.MULTILINE)
-    assert worker_class in STOCK_WORKERS
+def test_the_launcher_uses_granians_public_modules_only() -> None:
+    granian = {
+        name for name in imported_modules(LAUNCHER) if name.split(".")[0] == "granian"
+    }
+    assert granian <= GRANIAN_PUBLIC_MODULES
+
+
+def test_the_launcher_subclasses_nothing_and_starts_granians_wsgi_workers() -> None:
+    """``Granian(..., interface=Interfaces.WSGI)`` served with granian's own worker
+    (``serve()`` given no ``spawn_target`` or ``target_loader`` of ours)."""
+    tree = ast.parse(LAUNCHER.read_text())
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    (granian,) = [
+        call
+        for call in calls
+        if isinstance(call.func, ast.Name) and call.func.id == "Granian"
+    ]
+    serves = [
+        call
+        for call in calls
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "serve"
+    ]
+    interface = {kw.arg: ast.unparse(kw.value) for kw in granian.keywords}["interface"]
+
+    assert classes == []
+    assert interface == "Interfaces.WSGI"
+    assert [(call.args, call.keywords) for call in serves] == [([], [])]
 
 
 def test_the_served_application_keeps_djangos_request_receivers() -> None:

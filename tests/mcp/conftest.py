@@ -1,4 +1,4 @@
-"""A live server for the official client: our service under gunicorn, production
+"""A live server for the official client: our service under granian, production
 settings, on a fresh database of the suite's kind (PostgreSQL or SQLite)."""
 
 from __future__ import annotations

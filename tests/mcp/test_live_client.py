@@ -1,4 +1,4 @@
-"""The official ``mcp`` client against a live gunicorn: initialize, list, every
+"""The official ``mcp`` client against a live granian: initialize, list, every
 tool, each kind of tool error, auth, and an agent's story through MCP only."""
 
 from __future__ import annotations

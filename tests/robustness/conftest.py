@@ -1,4 +1,4 @@
-"""Fixtures that start real things - gunicorn, databases, PostgreSQL clusters - and
+"""Fixtures that start real things - the server (granian), databases, PostgreSQL clusters - and
 always take them down again, also when the test failed."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.robustness.processes import (
-    Gunicorn,
+    LaunchedServer,
     PostgresCluster,
     database_create,
     database_drop,
@@ -31,9 +31,9 @@ PRODUCTION = "powercontext.settings.production"
 
 @dataclass
 class Service:
-    """A running service, the token to call it with, and its gunicorn."""
+    """A running service, the token to call it with, and its server."""
 
-    server: Gunicorn
+    server: LaunchedServer
     token: str
 
     @property
@@ -49,12 +49,12 @@ class Service:
 
 
 @pytest.fixture
-def start_gunicorn(tmp_path: Path) -> Iterator[Callable[..., Gunicorn]]:
-    """``start_gunicorn(env, workers=2, threads=4)``; every server is stopped after."""
+def start_server(tmp_path: Path) -> Iterator[Callable[..., LaunchedServer]]:
+    """``start_server(env, workers=2, threads=4)``; every server is stopped after."""
     with contextlib.ExitStack() as started:
 
-        def start(env: dict[str, str], **options: Any) -> Gunicorn:
-            server = Gunicorn(env, tmp_path, **options)
+        def start(env: dict[str, str], **options: Any) -> LaunchedServer:
+            server = LaunchedServer(env, tmp_path, **options)
             started.callback(server.stop)
             server.start()
             return server
@@ -164,7 +164,7 @@ def serving_production(
     For fixtures wider than one test; the server is stopped on exit.
     """
     env = production_env(database_url, static_root, **extra_env)
-    server = Gunicorn(env, log_dir)
+    server = LaunchedServer(env, log_dir)
     try:
         server.start()
         yield Service(server, mint_token(env))
@@ -174,7 +174,7 @@ def serving_production(
 
 @pytest.fixture
 def start_production(
-    start_gunicorn: Callable[..., Gunicorn], static_root: Path
+    start_server: Callable[..., LaunchedServer], static_root: Path
 ) -> Callable[..., Service]:
     """``start_production(database_url, workers=2, **env)``: the service as
     production runs it.
@@ -185,7 +185,7 @@ def start_production(
 
     def start(database_url: str, *, workers: int = 2, **extra_env: str) -> Service:
         env = production_env(database_url, static_root, **extra_env)
-        return Service(start_gunicorn(env, workers=workers), mint_token(env))
+        return Service(start_server(env, workers=workers), mint_token(env))
 
     return start
 

@@ -1,4 +1,4 @@
-"""Real processes for robustness tests: our service under gunicorn, PostgreSQL clusters.
+"""Real processes for robustness tests: our service under granian, PostgreSQL clusters.
 
 Everything started here runs in its own process group (or, for PostgreSQL, under
 ``pg_ctl``) so a test can kill it whole, and every starter is used from a fixture
@@ -72,8 +72,7 @@ def service_env(database_url: str, settings: str, **extra: str) -> dict[str, str
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "POWERCONTEXT_", "GUNICORN_"))
-        and key != "DATABASE_URL"
+        if not key.startswith(("DJANGO_", "POWERCONTEXT_")) and key != "DATABASE_URL"
     }
     env.update(
         DJANGO_SETTINGS_MODULE=settings,
@@ -115,10 +114,10 @@ def mint_token(env: dict[str, str]) -> str:
     return out.splitlines()[-1]
 
 
-class Gunicorn:
-    """Our WSGI app under gunicorn with the repository's ``gunicorn.conf.py`` (``-c``,
-    as production starts it); workers and threads are given on the command line.
-    The master and its workers share a process group of their own.
+class LaunchedServer:
+    """Our WSGI app under granian, started by the launcher as production starts it
+    (``python -m powercontext.serve``); bind, workers and threads are given in its
+    environment. The launcher and its workers share a process group of their own.
     """
 
     def __init__(
@@ -129,35 +128,38 @@ class Gunicorn:
         self.threads = threads
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_dir / f"gunicorn-{self.port}.log"
+        self.log_path = log_dir / f"server-{self.port}.log"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, *, timeout: float = 60) -> None:
         assert self.process is None, "already running"
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [
-                    str(BIN / "gunicorn"),
-                    f"--config={ROOT / 'gunicorn.conf.py'}",
-                    "powercontext.wsgi:application",
-                    f"--bind=127.0.0.1:{self.port}",
-                    f"--workers={self.workers}",
-                    f"--threads={self.threads}",
-                ],
+                [str(BIN / "python"), "-m", "powercontext.serve"],
                 cwd=ROOT,
-                env=self.env,
+                env={
+                    **self.env,
+                    "POWERCONTEXT_BIND": f"127.0.0.1:{self.port}",
+                    "POWERCONTEXT_WORKERS": str(self.workers),
+                    "POWERCONTEXT_THREADS": str(self.threads),
+                },
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        wait_until(self._serving, timeout=timeout, what=f"gunicorn on {self.url}")
+        wait_until(self._serving, timeout=timeout, what=f"the server on {self.url}")
+        wait_until(
+            lambda: len(self.worker_pids()) == self.workers,
+            timeout=timeout,
+            what=f"{self.workers} workers",
+        )
 
     def _serving(self) -> bool:
         assert self.process is not None
         if self.process.poll() is not None:
             pytest.fail(
-                f"gunicorn exited with {self.process.returncode}:\n"
+                f"the server exited with {self.process.returncode}:\n"
                 + tail(self.log_path)
             )
         try:
@@ -166,7 +168,7 @@ class Gunicorn:
             return False
 
     def kill(self) -> None:
-        """``kill -9`` the master and every worker at once, and wait until all died.
+        """``kill -9`` the launcher and every worker at once, and wait until all died.
 
         The listening socket is shared by all of them, so the port refusing
         connections means no process of this server is left.
@@ -180,14 +182,17 @@ class Gunicorn:
         )
 
     def worker_pids(self) -> list[int]:
-        """The pids of the master's children (its workers), from ``/proc``."""
+        """The pids of the launcher's children (its workers), from ``/proc``."""
         assert self.process is not None
-        master = self.process.pid
-        children = Path(f"/proc/{master}/task/{master}/children")
-        return sorted(int(pid) for pid in children.read_text().split())
+        launcher = self.process.pid
+        return sorted(
+            int(pid)
+            for children in Path(f"/proc/{launcher}/task").glob("*/children")
+            for pid in children.read_text().split()
+        )
 
     def kill_worker(self) -> int:
-        """``kill -9`` one worker; the master starts another. Returns its pid."""
+        """``kill -9`` one worker; granian starts another. Returns its pid."""
         victim = self.worker_pids()[0]
         os.kill(victim, signal.SIGKILL)
         return victim
@@ -200,7 +205,7 @@ class Gunicorn:
         return False
 
     def stop(self) -> None:
-        """Quick shutdown (SIGINT to the master), then SIGKILL to whatever is left.
+        """Quick shutdown (SIGINT to the launcher), then SIGKILL to whatever is left.
 
         Safe to call when the server is not running.
         """

@@ -1,6 +1,6 @@
 """A crashed and restarted PostgreSQL (api.md 2 ``unavailable``, invariant 2).
 
-The service runs under gunicorn with production settings against a throwaway
+The service runs under granian with production settings against a throwaway
 PostgreSQL 15 cluster of its own; ``pg_ctl stop -m immediate`` crashes the
 cluster (every backend killed, no shutdown checkpoint). While it is down every
 request must get a bounded ``503 unavailable``; once it is back the service must

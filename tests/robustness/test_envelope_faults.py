@@ -1,10 +1,10 @@
 """Envelope writes from 16 clients while the database restarts or a worker dies.
 
-The service runs under gunicorn with production settings against a throwaway
+The service runs under granian with production settings against a throwaway
 PostgreSQL 15 cluster. Sixteen clients write four session envelopes - the host's
 PUT, the worker's PATCH and working notes captured as Sources - while the cluster
 is stopped (``-m fast`` or ``-m immediate``) and started again, or while one
-gunicorn worker is killed with ``kill -9``. Afterwards, read from the rows:
+granian worker is killed with ``kill -9``. Afterwards, read from the rows:
 
 - no acknowledged write is lost: its version's revision holds exactly the meta
   the client was answered, and each thread's versions grow;
@@ -203,7 +203,7 @@ def test_envelope_writes_survive_kill_9_of_a_worker(
         wait_until(
             lambda: len(set(fault_service.server.worker_pids()) - set(workers)) == 1,
             timeout=30,
-            what="gunicorn to replace the killed worker",
+            what="granian to replace the killed worker",
         )
         time.sleep(0.5)
 

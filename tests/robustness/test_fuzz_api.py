@@ -1,7 +1,7 @@
 """Schemathesis against the live ``/openapi.json``: no input gets a 5xx (invariant 7).
 
 Every operation of the document is fuzzed with schema-conforming (positive) and
-schema-violating (negative) requests against our service under gunicorn, on a
+schema-violating (negative) requests against our service under granian, on a
 fresh database of the suite run's engine. Each response must be below 500; each
 error must be exactly the envelope ``{"error": {code, message, details}}``; and
 the response must conform to the document (status, content type, body schema)
@@ -16,7 +16,6 @@ random or missing bearer tokens).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from schemathesis.checks import (
 from schemathesis.generation.meta import negated_parameters
 
 from powercontext.api.openapi import OpenApiDocumentView
+from powercontext.api.wsgi_head import HEADER_MAX_BYTES, REQUEST_LINE_MAX_BYTES
 from tests.robustness.conftest import (
     Service,
     scope_create,
@@ -48,24 +48,16 @@ from tests.robustness.conftest import (
 # PostgreSQL and SQLite found nothing beyond the bug fixed with this test.
 MAX_EXAMPLES = 100
 
-# gunicorn refuses a request line or a header field over its limits itself (414,
-# 431), before the application: the documented transport limits (operations.md),
-# which legal requests stay within (tests/api/test_gunicorn.py).
-_GUNICORN_CONF = (Path(__file__).resolve().parents[2] / "gunicorn.conf.py").read_text()
-
-
-def _gunicorn_setting(name: str) -> int:
-    match = re.search(rf"^{name} = (\d+)$", _GUNICORN_CONF, re.M)
-    assert match, f"gunicorn.conf.py sets no {name}"
-    return int(match[1])
-
-
-LIMIT_REQUEST_LINE = _gunicorn_setting("limit_request_line")
-LIMIT_REQUEST_FIELD_SIZE = _gunicorn_setting("limit_request_field_size")
+# The server refuses a request line or a header field over its limits before the
+# application (powercontext/api/wsgi_head.py: 414, 431): the documented transport
+# limits (operations.md), which legal requests stay within
+# (tests/api/test_served_limits.py).
+LIMIT_REQUEST_LINE = REQUEST_LINE_MAX_BYTES
+LIMIT_REQUEST_FIELD_SIZE = HEADER_MAX_BYTES
 
 
 def transport_refusal(request: Any) -> int | None:
-    """The status gunicorn answers ``request`` with itself, if it is over a limit."""
+    """The status the server's own limits answer ``request`` with, if over one."""
     if len(f"{request.method} {request.path_url} HTTP/1.1") > LIMIT_REQUEST_LINE:
         return 414
     for name, value in request.headers.items():

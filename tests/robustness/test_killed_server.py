@@ -1,6 +1,6 @@
 """``kill -9`` of the whole server in the middle of a capture stream (invariant 2).
 
-The service runs under gunicorn with production settings on a database of its
+The service runs under granian with production settings on a database of its
 own. Eight threads capture new Sources into one scope; after 60 of them were
 acknowledged the master and every worker are killed at once, and the server is
 started again on the same database. Whatever a client was told must hold.

@@ -2,7 +2,7 @@
 
 A chunked body (no Content-Length), a declared length over the limit with no
 body behind it, and raw percent-escapes that are not UTF-8 reach the service
-here exactly as a client sends them, through gunicorn with production settings
+here exactly as a client sends them, through granian with production settings
 and a body limit of 64 KiB.
 """
 
@@ -179,7 +179,7 @@ def test_a_body_that_is_not_utf8_is_422(live: Service, body: bytes) -> None:
 
 
 @pytest.mark.parametrize("source_id", ["a\nb", "y/attempts", "100%", "a?b#c", "sp ace"])
-def test_an_accepted_identity_is_readable_through_gunicorn(
+def test_an_accepted_identity_is_readable_through_the_server(
     live: Service, source_id: str
 ) -> None:
     """The id reaches the view exactly as captured, line feeds included."""

@@ -1,6 +1,6 @@
 """What one request may cost a worker, measured on a real server (spec/limits.md 1).
 
-Production settings on PostgreSQL, gunicorn in the default shape (CPUs + 1
+Production settings on PostgreSQL, granian in the default shape (CPUs + 1
 workers of 3 threads) and the default body limit that shape gives. Memory is
 read from ``/proc``: writing ``5`` to a process's ``clear_refs`` resets its
 peak resident set (``VmHWM``) to the current one, so the peak of one request is
@@ -29,7 +29,7 @@ from tests.robustness.conftest import (
     scope_create,
     temporary_database,
 )
-from tests.robustness.processes import Gunicorn, mint_token
+from tests.robustness.processes import LaunchedServer, mint_token
 
 pytestmark = pytest.mark.postgres
 
@@ -49,13 +49,11 @@ def status_bytes(pid: int, key: str) -> int:
     raise AssertionError(f"no {key} for {pid}")
 
 
-def worker_pids(server: Gunicorn) -> list[int]:
-    assert server.process is not None
-    children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
-    return [int(pid) for pid in children.read_text().split()]
+def worker_pids(server: LaunchedServer) -> list[int]:
+    return server.worker_pids()
 
 
-def server_rss(server: Gunicorn) -> int:
+def server_rss(server: LaunchedServer) -> int:
     assert server.process is not None
     pids = [server.process.pid, *worker_pids(server)]
     return sum(status_bytes(pid, "VmRSS") for pid in pids)
@@ -67,7 +65,7 @@ def serving(
 ) -> Iterator[Service]:
     with temporary_database() as database_url:
         server_env = production_env(database_url, static_root, **env)
-        server = Gunicorn(server_env, directory, workers=workers, threads=THREADS)
+        server = LaunchedServer(server_env, directory, workers=workers, threads=THREADS)
         try:
             server.start()
             yield Service(server, mint_token(server_env))

@@ -1,7 +1,7 @@
-"""Logs and metrics of a real server: three gunicorn workers, production settings.
+"""Logs and metrics of a real server: three granian workers, production settings.
 
 A scrape is answered by one worker but must add up all three; every line the
-server writes - gunicorn's own included - is one JSON object, and each request's
+server writes - granian's own included - is one JSON object, and each request's
 line carries the id of its response header.
 """
 
@@ -63,14 +63,14 @@ def test_a_burst_through_three_workers_adds_up_and_logs_json(
             sample(text, "powercontext_http_request_duration_seconds_count", **labels)
             == CAPTURES
         )
-    assert len(pids) >= 2, "gunicorn's own lines name its master and workers"
+    assert len(pids) >= 2, "granian's own lines name its launcher and workers"
     boots = [
-        line for line in _lines(service) if "Booting worker" in line.get("message", "")
+        line for line in _lines(service) if "Spawning worker" in line.get("message", "")
     ]
-    assert len(boots) == 3, "each of gunicorn's lines is written once"
+    assert len(boots) == 3, "each of granian's lines is written once"
     assert not [
-        line for line in _lines(service) if line.get("logger") == "gunicorn.access"
-    ], "one line per request: the application's, not also gunicorn's access log"
+        line for line in _lines(service) if line.get("logger") == "granian.access"
+    ], "one line per request: the application's, not also granian's access log"
 
 
 def _lines(service: Service) -> list[dict]:

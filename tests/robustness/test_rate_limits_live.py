@@ -1,4 +1,4 @@
-"""Rate limits through Redis with two gunicorn workers (spec/limits.md 3).
+"""Rate limits through Redis with two granian workers (spec/limits.md 3).
 
 A private ``redis-server`` on a port of its own backs the limits, so stopping it
 touches nothing else. A burst of concurrent writes over a limit of L/s lets

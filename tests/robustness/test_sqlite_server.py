@@ -1,6 +1,6 @@
 """The embedded SQLite default keeps the registry rules under concurrency (api.md 5).
 
-gunicorn serves the local settings (``make run``'s) on a SQLite file of its own
+granian serves the local settings (``make run``'s) on a SQLite file of its own
 with 2 workers x 4 threads, so captures race across processes as well as threads.
 Writers must wait for SQLite's lock (WAL, IMMEDIATE transactions, busy timeout),
 never fail with "database is locked". Independent of ``DATABASE_URL``, so it runs
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.robustness.conftest import Service, all_sources, capture, scope_create
-from tests.robustness.processes import Gunicorn, manage, mint_token, service_env
+from tests.robustness.processes import LaunchedServer, manage, mint_token, service_env
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def sqlite_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service
         f"sqlite:///{directory / 'registry.sqlite3'}", "powercontext.settings.local"
     )
     manage(env, "migrate", "--noinput", "-v", "0")
-    server = Gunicorn(env, directory, workers=2, threads=4)
+    server = LaunchedServer(env, directory, workers=2, threads=4)
     try:
         server.start()
         yield Service(server, mint_token(env))

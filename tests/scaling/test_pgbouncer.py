@@ -28,7 +28,7 @@ from tests.robustness.conftest import (
     scope_create,
     temporary_database,
 )
-from tests.robustness.processes import Gunicorn, mint_token
+from tests.robustness.processes import LaunchedServer, mint_token
 from tests.scaling.clusters import PgBouncer
 
 pytestmark = pytest.mark.postgres
@@ -46,7 +46,7 @@ def bounced(
         bouncer = PgBouncer(port, pool_size=SERVER_CONNECTIONS)
         try:
             bouncer.start()
-            server = Gunicorn(
+            server = LaunchedServer(
                 {
                     **env,
                     "DATABASE_URL": bouncer.url(urlsplit(direct_url).path[1:]),

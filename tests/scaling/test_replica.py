@@ -1,7 +1,7 @@
 """Reads from a real streaming replica (docs/operations.md, "Read replicas").
 
 A private primary and a ``pg_basebackup`` hot standby on loopback; our service
-under gunicorn with ``DATABASE_REPLICA_URL``. Pausing the standby's replay makes
+under granian with ``DATABASE_REPLICA_URL``. Pausing the standby's replay makes
 it fall behind on purpose, so each test can tell which database answered: lists,
 audit and the window come from the replica, while captures, replay checks,
 single-Source reads and envelopes (``ETag`` then ``If-Match``) read the primary,
@@ -29,7 +29,7 @@ from tests.robustness.conftest import (
     source_get,
 )
 from tests.robustness.processes import (
-    Gunicorn,
+    LaunchedServer,
     PostgresCluster,
     database_create,
     database_url_for,
@@ -74,7 +74,7 @@ def deployment(
         logs = tmp_path_factory.mktemp("replica-logs")
         services = []
         for max_lag in ("600", "1"):
-            server = Gunicorn(
+            server = LaunchedServer(
                 {**env, **shared, "POWERCONTEXT_REPLICA_MAX_LAG": max_lag},
                 logs,
                 workers=1,

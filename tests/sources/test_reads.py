@@ -497,7 +497,7 @@ def test_window_stays_within_its_statement_budget(
 def test_cursors_stay_within_512_characters(
     api: ApiClient, scope_id: str, path: str
 ) -> None:
-    """The longest legal request line counts on it (gunicorn.conf.py)."""
+    """The longest legal request line counts on it (powercontext/api/wsgi_head.py)."""
     for source_id in ("n-1", "n-2", "n-3", "n-1", "n-1"):  # n-1: three attempts
         api.post(
             "/v1/sources/working-notes",

@@ -62,7 +62,7 @@ export function errorFromResponse(response: Response, body: unknown): PowerConte
       requestId,
     );
   }
-  // Not our envelope: a proxy's page, gunicorn's own 414, ...
+  // Not our envelope: a proxy's page, the server's own 414, ...
   return new PowerContextError(
     response.status,
     "http_error",

@@ -7,7 +7,7 @@ grace; otherwise a new one is minted and saved. Every other unrevoked token of t
 principal ``local`` is revoked (one rotated away in its grace included), so
 restarts never pile up admin tokens and the token printed outlives any grace. The
 local admin user ``admin`` gets a fresh password on every run, printed once.
-The URLs printed follow ``POWERCONTEXT_BIND``, as gunicorn does.
+The URLs printed follow ``POWERCONTEXT_BIND``, as the server does.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ DEFAULT_BIND = "127.0.0.1:8000"
 
 
 def base_url_for(bind: str) -> tuple[str, str]:
-    """How this machine reaches a gunicorn ``bind`` address: (base URL, curl
+    """How this machine reaches a server's ``bind`` address: (base URL, curl
     options). A wildcard address is shown as loopback."""
     if bind.startswith("unix:"):
         return "http://localhost", f"--unix-socket {bind[len('unix:') :]} "
@@ -110,7 +110,7 @@ class Command(ExplainedCommand):
         (an expiry, a rotation's grace) and minted anew otherwise; revokes
         every other unrevoked 'local' token; and gives the
         admin user 'admin' a new password, printed once. The URLs it prints
-        follow --bind or POWERCONTEXT_BIND, as gunicorn binds. Never run it
+        follow --bind or POWERCONTEXT_BIND, as the server binds. Never run it
         against a production database: it creates an admin login.
         """
 
@@ -119,7 +119,7 @@ class Command(ExplainedCommand):
             "--bind",
             default=None,
             help=(
-                "gunicorn's bind address, for the URLs printed "
+                "the server's bind address, for the URLs printed "
                 f"(default: POWERCONTEXT_BIND, else {DEFAULT_BIND})."
             ),
         )

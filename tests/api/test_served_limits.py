@@ -1,7 +1,9 @@
-"""The service as gunicorn serves it: request-line limits, request ids, errors.
+"""The service as the launcher serves it: request-line and header limits, request
+ids, errors.
 
-Runs the real ``gunicorn.conf.py`` against a temporary SQLite database, so it
-needs no PostgreSQL and runs in both suite runs.
+Runs the real launcher (``python -m powercontext.serve``: granian, and our WSGI
+layers in front of Django) against a temporary SQLite database, so it needs no
+PostgreSQL and runs in both suite runs.
 """
 
 from __future__ import annotations
@@ -29,21 +31,21 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """A gunicorn on a fresh SQLite file; yields (base URL, admin token)."""
-    data = tmp_path_factory.mktemp("gunicorn")
+    """The launcher on a fresh SQLite file; yields (base URL, admin token)."""
+    data = tmp_path_factory.mktemp("served")
     port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "powercontext.settings.local",
         "DATABASE_URL": f"sqlite:///{data / 'db.sqlite3'}",
-        "DJANGO_SECRET_KEY": "gunicorn-test-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+        "DJANGO_SECRET_KEY": "served-test-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
         "POWERCONTEXT_BIND": f"127.0.0.1:{port}",
         "POWERCONTEXT_WORKERS": "1",
     }
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
     minted = subprocess.run(
-        [*manage, "createtoken", "--name", "gunicorn-test", "--grant", "*:admin"],
+        [*manage, "createtoken", "--name", "served-test", "--grant", "*:admin"],
         cwd=ROOT,
         env=env,
         check=True,
@@ -51,9 +53,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
         text=True,
     )
     token = minted.stdout.strip().splitlines()[-1]
-    gunicorn = Path(sys.executable).with_name("gunicorn")
     process = subprocess.Popen(
-        [str(gunicorn), "powercontext.wsgi:application"],
+        [sys.executable, "-m", "powercontext.serve"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -69,7 +70,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
             except httpx.TransportError:
                 time.sleep(0.2)
         else:
-            pytest.fail("gunicorn did not start within 30 s")
+            pytest.fail("the server did not start within 30 s")
         yield base, token
     finally:
         process.terminate()
@@ -94,11 +95,11 @@ def test_the_longest_legal_url_reaches_the_application(server: tuple[str, str]) 
     assert set(response.json()) == {"error"}
 
 
-def test_a_request_line_over_gunicorns_limit_is_refused(
+def test_a_request_line_over_the_limit_is_refused(
     server: tuple[str, str],
 ) -> None:
-    """``limit_request_line`` is explicit (8190, gunicorn's largest finite
-    value): a longer line never reaches the application."""
+    """The request line's limit is explicit (8190 bytes, gunicorn's before
+    decision 0044): a longer line never reaches the application."""
     base, token = server
 
     response = httpx.get(
@@ -111,7 +112,56 @@ def test_a_request_line_over_gunicorns_limit_is_refused(
     assert "X-PowerContext-Request-ID" not in response.headers
 
 
-def test_gunicorn_responses_carry_request_ids_and_envelopes(
+def test_header_of_the_largest_size_reaches_the_application(
+    server: tuple[str, str],
+) -> None:
+    base, token = server
+    name = "X-Padding"
+
+    response = httpx.get(
+        f"{base}/v1/scopes",
+        headers={
+            "Authorization": f"Bearer {token}",
+            name: "p" * (16384 - len(name) - 2),
+        },
+    )
+
+    assert response.status_code == 200
+
+
+def test_a_header_over_the_limit_is_refused(server: tuple[str, str]) -> None:
+    base, token = server
+    name = "X-Padding"
+
+    response = httpx.get(
+        f"{base}/v1/scopes",
+        headers={
+            "Authorization": f"Bearer {token}",
+            name: "p" * (16384 - len(name) - 1),
+        },
+    )
+
+    assert response.status_code == 431
+    assert "X-PowerContext-Request-ID" not in response.headers
+
+
+@pytest.mark.parametrize(("count", "status"), [(100, 200), (101, 431)])
+def test_at_most_100_headers_reach_the_application(
+    server: tuple[str, str], count: int, status: int
+) -> None:
+    """httpx sends Host, Accept, Accept-Encoding, Connection, User-Agent and the
+    Authorization header: the rest of ``count`` are padding."""
+    base, token = server
+    padding = {f"X-Padding-{number}": "p" for number in range(count - 6)}
+
+    response = httpx.get(
+        f"{base}/v1/scopes", headers={"Authorization": f"Bearer {token}", **padding}
+    )
+
+    assert response.status_code == status
+
+
+def test_responses_carry_request_ids_and_envelopes(
     server: tuple[str, str],
 ) -> None:
     base, _ = server
