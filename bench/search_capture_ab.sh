@@ -2,7 +2,8 @@
 # What the search index costs captures at scale: alternating rounds of wrk on new
 # working notes (bench/wrk/working_notes.lua, c=16) against copies of one database
 # of SA_SOURCES Sources that differ only in their search indexes
-# (docs/performance.md, "Search"), one gunicorn (gunicorn.conf.py) per copy.
+# (docs/performance.md, "Search"), one server per copy, started as production
+# starts it (python -m powercontext.serve).
 #
 # Arms (SA_ARMS, default "none trigram two"):
 #   none     no search index
@@ -104,7 +105,7 @@ for arm in "${ARMS[@]}"; do
   sql "$PG/${DB[$arm]}" -c "VACUUM ANALYZE sources_contentsource"
   PORT[$arm]=$((PORT_BASE + i)); i=$((i + 1))
   $(environment "${DB[$arm]}") POWERCONTEXT_BIND="127.0.0.1:${PORT[$arm]}" \
-    "$ROOT/.venv/bin/gunicorn" -c "$ROOT/gunicorn.conf.py" powercontext.wsgi:application \
+    "$ROOT/.venv/bin/python" -m powercontext.serve \
     >"$OUT/$arm.log" 2>&1 &
   PIDS+=($!)
   SERVER[$arm]=$!

@@ -20,7 +20,6 @@ import argparse
 import logging
 import os
 import shutil
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -32,6 +31,7 @@ from granian.http import HTTP1Settings
 from granian.log import LogLevels
 
 from powercontext import shape
+from powercontext.serve_signals import SignalRelay
 from powercontext.settings.envfile import (
     ROOT,
     SERVE_MARKER,
@@ -84,23 +84,16 @@ def main(arguments: list[str]) -> None:
     if check_only:
         metrics_directory_remove()
         return
+    signals = SignalRelay(server)
     server.on_startup(metrics_directory_prepare)
+    # After granian has set its own handlers (powercontext/serve_signals.py).
+    server.on_startup(signals.install)
     server.on_shutdown(metrics_directory_remove)
     # systemctl reload (HUP): the new workers see the env file as it is now.
     server.on_reload(env_file_read)
     forget_modules(FRESH_IN_WORKERS)
-    os.register_at_fork(after_in_child=stop_signals_default)
+    os.register_at_fork(after_in_child=signals.forget)
     server.serve()
-
-
-def stop_signals_default() -> None:
-    """In a worker just forked: SIGTERM and SIGINT stop it, until granian sets the
-    worker's own handlers once the application is loaded. Forked with this
-    process's handlers, which only mark this process's server as stopping, a
-    worker stopped while it loads the application (a second or so) went on to
-    serve, and was killed 30 s later."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def forget_modules(packages: set[str]) -> None:

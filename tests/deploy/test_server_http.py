@@ -13,6 +13,7 @@ replaces them.
 
 from __future__ import annotations
 
+import ctypes
 import http.client
 import os
 import signal
@@ -21,6 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.deploy.test_launcher import LAUNCHER, Server, service_env, serving, start
 from tests.robustness.processes import free_port, wait_until
@@ -183,6 +186,40 @@ def test_on_sigterm_while_the_workers_load_the_server_stops_at_once(
 
     server.process.wait(timeout=10)
     assert "Started worker-" not in server.output()
+
+
+@pytest.mark.parametrize("workers_too", [False, True], ids=["main", "group"])
+def test_sigterm_taken_by_another_thread_of_the_main_process_stops_the_server(
+    start: Callable[..., Server], tmp_path: Path, workers_too: bool
+) -> None:
+    """The kernel gives a signal sent to a process to any of its threads. Taken by
+    a thread other than the main one (sent here to one with ``tgkill``), SIGTERM
+    still stops the server within seconds (powercontext/serve_signals.py).
+
+    granian's own handler ran only once something woke the main thread: its
+    memory sampling, 30 s later. And when the workers got SIGTERM too, as ``kill``
+    of the process group or systemd's default for a unit sends it, a worker's exit
+    woke it, it ran the pending handler holding the lock that handler takes, and
+    it waited forever."""
+    server = serving(start, tmp_path, free_port(), workers=2)
+    main = server.process.pid
+    workers = [
+        int(pid)
+        for pid in Path(f"/proc/{main}/task/{main}/children").read_text().split()
+    ]
+    others = sorted(int(task.name) for task in Path(f"/proc/{main}/task").iterdir())
+    others.remove(main)
+    assert len(workers) == 2
+    assert others
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(main, others[-1], signal.SIGTERM) == 0
+    if workers_too:
+        for worker in workers:
+            os.kill(worker, signal.SIGTERM)
+
+    server.process.wait(timeout=10)
+    assert "Shutting down granian" in server.output()
 
 
 def test_a_body_answered_unread_is_drained_so_the_sender_sees_the_answer(

@@ -233,9 +233,11 @@ def test_the_worst_body_on_every_thread_at_once(
     answering within two seconds (a thread per worker is kept for small requests).
 
     The probe still shares its worker's GIL with the two threads handling the
-    worst body, and freeing that body's parsed tree (a million objects) is one
-    call that holds it: on this 2-core machine the slowest probe of a run measured
-    0.73-1.63 s in six runs under gunicorn's stock gthread (docs/operations.md).
+    worst body: the JSON parser holds it up to 0.2 s at a time, and so did each of
+    the garbage collector's full passes before the workers froze what they load
+    and raised its thresholds (powercontext/wsgi.py). With both cores kept busy
+    by other processes, the slowest probe of a run measured 0.39-1.22 s before
+    that and 0.43-0.55 s after (docs/operations.md).
     """
     _, path, body = adversarial_bodies(scope_id)["array of [{}]"]
     workers = worker_pids(service.server)
