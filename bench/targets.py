@@ -20,8 +20,9 @@ TARGET_MCP_RATIO = 8.0
 # capture through REST, on our server in the same run (an MCP call runs the
 # operation directly: one authentication, one parse).
 TARGET_MCP_REST_FRACTION = 0.95
-# Ours' c=1 p50 at most this fraction of the reference's c=1 p50.
-TARGET_P50_C1_FRACTION = 1 / 8
+# Ours' c=1 p50 at most this fraction of the reference's c=1 p50 (1/8 for the
+# capture path's re-cut; 1/7 since the stock serving stack, docs/performance.md).
+TARGET_P50_C1_FRACTION = 1 / 7
 # In-process CPU per new note at least this much lower than the baseline.
 TARGET_CPU_CUT = 0.30
 TARGET_PGBENCH_FRACTION = 0.30
