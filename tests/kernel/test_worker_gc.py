@@ -10,11 +10,9 @@ tests/robustness/test_memory_bounds.py).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
-from tests.robustness.processes import BIN, ROOT
+from tests.robustness.processes import manage, service_env
 
 REPORT = (
     "import gc, json, powercontext.wsgi; "
@@ -25,22 +23,9 @@ REPORT = (
 def test_loading_the_application_freezes_it_and_raises_the_thresholds(
     tmp_path: Path,
 ) -> None:
-    env = {
-        "PATH": os.environ["PATH"],
-        "DJANGO_SETTINGS_MODULE": "powercontext.settings.test",
-        "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
-        "POWERCONTEXT_ENV_FILE": "",
-    }
-    done = subprocess.run(
-        [str(BIN / "python"), "-c", REPORT],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    thresholds, frozen = json.loads(done.stdout.splitlines()[-1])
+    env = service_env(f"sqlite:///{tmp_path}/db.sqlite3", "powercontext.settings.test")
+    out = manage(env, "shell", "-c", REPORT)
+    thresholds, frozen = json.loads(out.splitlines()[-1])
 
     assert thresholds == [50_000, 10, 10]
     # Django, DRF, pydantic and the service's modules: well over 100,000 objects.
