@@ -46,10 +46,10 @@ from powercontext.inputs import (
     validate_input,
     validation_errors,
 )
-from powercontext.jsonvalues import stored_json_loads
 from powercontext.operations import Context, Given, Operation, Streamed, Text
 
 from .catalogue import Tool
+from .protocol import Rendered
 
 
 class UnknownTool(NotFound):
@@ -59,7 +59,7 @@ class UnknownTool(NotFound):
 
 def tool_call(
     request: Request, tools: dict[str, Tool], name: str, arguments: dict[str, Any]
-) -> types.CallToolResult:
+) -> types.CallToolResult | Rendered:
     """The result of calling tool ``name`` with ``arguments`` as ``request``'s
     (authenticated) caller."""
     tool = tools.get(name)
@@ -237,7 +237,7 @@ def _query_value(value: Any) -> str:
 
 def _answer(
     operation: Operation, result: Any, walk: Walk | None
-) -> types.CallToolResult:
+) -> types.CallToolResult | Rendered:
     """The tool result of ``result``: the HTTP answer's body, rendered once."""
     if walk is not None:
         assert operation.listing is not None, "a walk belongs to a listing"
@@ -257,14 +257,39 @@ def _answer(
     return _json_result(body)
 
 
-def _json_result(body: Any) -> types.CallToolResult:
-    """``content`` is the answer's JSON text; ``structuredContent`` the same text
-    read back as stored JSON is (``RawJSON`` parts decoded as their reads are)."""
+def _json_result(body: Any) -> Rendered:
+    """``content`` is the answer's JSON text; ``structuredContent`` the same JSON,
+    spliced in as it is (``RawJSON`` parts as their HTTP answer carries them).
+
+    The result's other members are the SDK's ``CallToolResult``'s, as its model
+    dumps them (``_result_frame``): the body is rendered once, not decoded back
+    into a model and encoded again.
+    """
     text = dumps(body)
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)],
-        structured_content=stored_json_loads(text),
+    head, middle, tail = _result_frame()
+    return Rendered(f"{head}{json.dumps(text)}{middle}{text}{tail}")
+
+
+_TEXT_MARK = "\x00text"
+_VALUE_MARK = "\x00value"
+
+
+@functools.cache
+def _result_frame() -> tuple[str, str, str]:
+    """The JSON text of a ``CallToolResult`` with one text content and a structured
+    content, as the SDK's model dumps it, cut around the two: made once per
+    process from the model itself, so a member the SDK adds is kept."""
+    model = types.CallToolResult(
+        content=[types.TextContent(text=_TEXT_MARK)],
+        structured_content={_VALUE_MARK: 0},
     )
+    framed = json.dumps(
+        model.model_dump(by_alias=True, mode="json", exclude_none=True),
+        separators=(",", ":"),
+    )
+    head, rest = framed.split(json.dumps(_TEXT_MARK))
+    middle, tail = rest.split(json.dumps({_VALUE_MARK: 0}, separators=(",", ":")))
+    return head, middle, tail
 
 
 def _refusal(name: str, error: DomainError) -> types.CallToolResult:

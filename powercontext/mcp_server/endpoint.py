@@ -42,7 +42,9 @@ class _Endpoint:
     def list_tools(self) -> types.ListToolsResult:
         return _tool_list()
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    def call_tool(
+        self, name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult | protocol.Rendered:
         return tool_call(self.request, REGISTRY, name, arguments)
 
 

@@ -39,15 +39,29 @@ INSTRUCTIONS = (
 
 
 @dataclass(frozen=True)
+class Rendered:
+    """A result already rendered as JSON text, put into the response as it is.
+
+    A tool call's answer is JSON text already (the operation's body); rendering
+    it into a model, dumping the model and encoding the dump again would write
+    the same JSON three times. ``json`` is the text of the ``result`` member.
+    """
+
+    json: str
+
+
+@dataclass(frozen=True)
 class Reply:
     """What the POST answers: an HTTP status and the JSON-RPC message, if any.
 
     A response's ``result`` is dumped once, from the result's own model, into
-    the message as JSON; an error is the SDK's ``JSONRPCError``.
+    the message as JSON, or spliced in as ``result_json`` when it was rendered
+    already; an error is the SDK's ``JSONRPCError``.
     """
 
     status: int
     message: dict[str, Any] | types.JSONRPCError | None = None
+    result_json: str | None = None
 
     def body(self) -> bytes:
         if self.message is None:
@@ -61,7 +75,15 @@ class Reply:
             )
         # ASCII escapes: an id or a name may hold a lone surrogate, which UTF-8
         # cannot.
-        return json.dumps(dumped, separators=(",", ":")).encode()
+        text = json.dumps(dumped, separators=(",", ":"))
+        if self.result_json is None:
+            return text.encode()
+        # A lone surrogate in the rendered result (none is stored, but the text
+        # is not re-checked here) is written as the JSON escape ``\udc80``, which
+        # is what ``backslashreplace`` writes for it: the same value either way.
+        return f'{text[:-1]},"result":{self.result_json}}}'.encode(
+            "utf-8", "backslashreplace"
+        )
 
 
 class _Fault(Exception):
@@ -90,7 +112,7 @@ class Handlers(Protocol):
 
     def call_tool(
         self, name: str, arguments: dict[str, Any]
-    ) -> types.CallToolResult: ...
+    ) -> types.CallToolResult | Rendered: ...
 
 
 Params = TypeVar("Params", bound=BaseModel)
@@ -116,6 +138,8 @@ def reply(raw: bytes, handlers: Handlers) -> Reply:
     except _Fault as fault:
         refusal = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=fault.error)
         return Reply(200, refusal)
+    if isinstance(result, Rendered):
+        return Reply(200, {"jsonrpc": "2.0", "id": message.id}, result.json)
     dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     # What types.JSONRPCResponse(...).model_dump() gives, without validating the
     # dumped result into a model and dumping it a second time.
@@ -146,7 +170,7 @@ def _message(data: Any) -> Any:
     return message
 
 
-def _result(message: types.JSONRPCRequest, handlers: Handlers) -> BaseModel:
+def _result(message: types.JSONRPCRequest, handlers: Handlers) -> BaseModel | Rendered:
     params = message.params or {}
     if message.method == "initialize":
         asked = _params(types.InitializeRequestParams, params).protocol_version

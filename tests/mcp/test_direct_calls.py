@@ -85,3 +85,28 @@ def test_a_tool_call_runs_the_queries_of_its_rest_operation(
     assert rest.status_code == 202
     assert result["isError"] is False, result
     assert len(over_mcp.captured_queries) == len(over_rest.captured_queries)
+
+
+def test_a_tool_result_carries_the_rest_answer_as_text_and_as_json(
+    api: ApiClient, scope_id: str
+) -> None:
+    # Non-ASCII text in the id and in the content, whose stored JSON is spliced
+    # into answers as it is (never decoded and encoded again).
+    content = 'Grüße aus 東京 🚀 \u2028 "quoted" \\ back'
+    captured = api.post(
+        "/v1/sources/content",
+        {"scope_id": scope_id, "source_id": "c-ü", "content": content},
+    )
+    assert captured.status_code == 202, captured.content
+    rest = api.get(f"/v1/scopes/{scope_id}/sources/content/c-%C3%BC")
+
+    result = call(
+        api, "get_source", scope_id=scope_id, source_type="content", source_id="c-ü"
+    )
+
+    assert result["isError"] is False, result
+    assert result["structuredContent"] == rest.json()
+    assert result["structuredContent"]["content"] == content
+    [text] = result["content"]
+    assert text == {"type": "text", "text": rest.content.decode()}
+    assert set(result) == {"content", "structuredContent", "isError", "resultType"}
