@@ -7,12 +7,20 @@ of the document, never with the number of values in it.
 
 from __future__ import annotations
 
+import re
 import tracemalloc
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from powercontext.api.parsers import check_json_value, parse_json_object
+from powercontext.api.parsers import (
+    check_json_value,
+    json_may_hold_a_problem,
+    lenient_json_may_hold_a_problem,
+    parse_json_object,
+)
 from powercontext.exceptions import RequestValidationError
 from powercontext.inputs import MAX_ERROR_ITEMS
 
@@ -163,3 +171,38 @@ def test_a_deep_and_wide_body_costs_little_through_http(
     assert response.status_code == 422
     assert len(body) > 400_000
     assert peak < 32 * len(body)
+
+
+# The hints as regular expressions (the parser looks for them faster, as
+# substrings of the body's shape; these say what it must find).
+HINTS = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])|[0-9]{16}|[eE][+-]?[0-9]{3}")
+LENIENT_HINTS = re.compile(HINTS.pattern + rb"|NaN|Infinity|\xed[\xa0-\xbf]|\x00")
+HINT_PIECES = [b"\\u", b"0000", b"d8", b"DB", b"e", b"E", b"+", b"-", b"12", b"123"]
+HINT_PIECES += [b"e+", b"E-", b"5" * 8, b"NaN", b"Infinity", b"\xed\xa0", b"\x00"]
+HINT_PIECES += [b'"', b" "]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(HINT_PIECES) | st.binary(max_size=4), max_size=30))
+def test_the_hints_are_found_exactly_where_the_expressions_find_them(
+    pieces: list[bytes],
+) -> None:
+    raw = b"".join(pieces)
+
+    assert json_may_hold_a_problem(raw) == (HINTS.search(raw) is not None)
+    assert lenient_json_may_hold_a_problem(raw) == (
+        LENIENT_HINTS.search(raw) is not None
+    )
+
+
+@pytest.mark.parametrize("hint", [b"1" * 16, b"e+123", b"E999", b"-" + b"9" * 16])
+@pytest.mark.parametrize("offset", range(-17, 2))
+def test_a_number_hint_across_the_slices_of_a_large_body_is_found(
+    hint: bytes, offset: int
+) -> None:
+    """The shape is made 64 KiB at a time: a hint astride two slices counts."""
+    start = 64 * 1024 + offset
+    raw = b"x" * start + hint + b"x" * 100
+
+    assert json_may_hold_a_problem(raw)
+    assert not json_may_hold_a_problem(raw.replace(hint, b"x" * len(hint)))
