@@ -121,21 +121,24 @@ def requests(operation: str, token: str, scope_id: str) -> Iterator[dict[str, An
             raise SystemExit(f"unknown operation {operation!r}")
 
 
+def note(scope_id: str, source_id: str) -> dict[str, str]:
+    return {
+        "scope_id": scope_id,
+        "source_id": source_id,
+        "content": NOTE.format(id=source_id),
+        "session_id": "bench-session-1",
+        "note_kind": "inspection",
+    }
+
+
 def note_body(scope_id: str, source_id: str) -> bytes:
-    return json.dumps(
-        {
-            "scope_id": scope_id,
-            "source_id": source_id,
-            "content": NOTE.format(id=source_id),
-            "session_id": "bench-session-1",
-            "note_kind": "inspection",
-        }
-    ).encode()
+    return json.dumps(note(scope_id, source_id)).encode()
 
 
 def mcp_note_body(scope_id: str, number: int, run: str) -> bytes:
-    """The working_notes request's note, as an MCP ``tools/call``."""
-    arguments = json.loads(note_body(scope_id, f"mcp-{run}-{number}"))
+    """The working_notes request's note, as an MCP ``tools/call`` (made as the
+    REST body is, with one encoding: the script's own cost is measured too)."""
+    arguments = note(scope_id, f"mcp-{run}-{number}")
     return json.dumps(
         {
             "jsonrpc": "2.0",

@@ -1,11 +1,12 @@
 """Summarise one `make bench` run: a table per workload, ratios and target checks.
 
 Reads the JSON files bench/drive.py and bench/pgbench.py wrote into a results
-directory, prints a table (req/s, p50, p99, errors, ours/reference ratio, CPU
-split), the new-notes comparisons of ours with rate limits on and off and of ours
-with the baseline revision (CPU per request from drive.py's accounting), the
-target checks (bench/targets.py), and writes summary.md and summary.json next to
-them. With ``--server-logs`` it also counts the statuses in the servers' logs.
+directory (the alternating rounds' under paired/, bench/paired.py), prints a table
+(req/s, p50, p99, errors, ours/reference ratio, CPU split), the new-notes
+comparisons of ours with rate limits on and off and of ours with the baseline
+revision (CPU per request from drive.py's accounting), the target checks
+(bench/targets.py), and writes summary.md and summary.json next to them. With
+``--server-logs`` it also counts the statuses in the servers' logs.
 
 Usage:
   report.py bench/results/20261130T101500Z [--db-url postgres://.../pc_bench_run]
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from comparisons import comparison_tables, fmt, ratio
 from flags import log_checks, server_log_statuses
+from paired import paired_summary
 from servers import SERVERS
 from targets import target_checks
 
@@ -203,8 +205,14 @@ def main() -> None:
     inprocess = (
         json.loads(inprocess_path.read_text()) if inprocess_path.exists() else None
     )
+    paired = paired_summary(args.results)
     rows = table_rows(runs)
-    checks = target_checks(rows, pgbench, inprocess)
+    checks = target_checks(rows, pgbench, inprocess, paired)
+    if paired and paired["failed_legs"]:
+        checks.append(
+            "alternating rounds with failures (their ratios are not comparable): "
+            + "; ".join(paired["failed_legs"])
+        )
     if args.server_logs:
         checks += log_checks(server_log_statuses(args.server_logs))
     facts = machine_facts(args.db_url)
@@ -220,6 +228,7 @@ def main() -> None:
                 "rows": rows,
                 "pgbench": pgbench,
                 "inprocess": inprocess,
+                "paired": paired,
                 "targets": checks,
             },
             indent=2,

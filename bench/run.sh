@@ -17,7 +17,9 @@
 #   4. compare phase: runs every workload at every concurrency against ours and
 #      the reference, and new working notes against the baseline, one server
 #      under load at a time (bench/drive.py); one extra run with two wrk threads
-#      to show wrk is not the bottleneck; pgbench with the capture transaction's
+#      to show wrk is not the bottleneck; alternating rounds at c=16 of ours'
+#      new notes through REST and through MCP and the baseline's (bench/paired.py:
+#      the comparisons the targets read); pgbench with the capture transaction's
 #      shape (bench/pgbench.py);
 #   5. limits phase (docs/api.md): new working notes at c=1 and c=16 with
 #      ours' rate limits on, and again after a restart with every limit 'off',
@@ -53,7 +55,8 @@
 #
 # Knobs (environment): BENCH_PHASES, BENCH_SECONDS (15), BENCH_PRESEED (20000 Sources
 # seeded into ours and the baseline before they are measured), BENCH_WARMUP (3s),
-# BENCH_CONNECTIONS ("1 16"), BENCH_WORKLOADS ("working_notes replays content
+# BENCH_CONNECTIONS ("1 16"), BENCH_PAIRED_ROUNDS (5; 0: none) and
+# BENCH_PAIRED_SECONDS (8: each leg of the alternating rounds), BENCH_WORKLOADS ("working_notes replays content
 # scope_get mcp_working_notes"), BENCH_OURS_WORKLOADS (a subset for ours; default all),
 # BENCH_SERVERS ("ref baseline ours"), BENCH_OUR_PORT (18801), BENCH_REF_PORT
 # (18802), BENCH_BASE_PORT (18803), BENCH_BASELINE_REV (6a02b6a; "none": no
@@ -79,6 +82,8 @@ SECONDS_PER_RUN=${BENCH_SECONDS:-15}
 PRESEED=${BENCH_PRESEED:-20000}
 WARMUP=${BENCH_WARMUP:-3s}
 CONNECTIONS=${BENCH_CONNECTIONS:-"1 16"}
+PAIRED_ROUNDS=${BENCH_PAIRED_ROUNDS:-5}
+PAIRED_SECONDS=${BENCH_PAIRED_SECONDS:-8}
 WORKLOADS=${BENCH_WORKLOADS:-"working_notes replays content scope_get mcp_working_notes"}
 BASE_REV=${BENCH_BASELINE_REV:-6a02b6a}
 SERVERS=${BENCH_SERVERS:-"ref baseline ours"}
@@ -375,8 +380,9 @@ print(parse_rate(sys.argv[1]).lease(LEASE_MAX_DEFAULT))' "$LIMIT_RATE" ;;
   esac
 }
 
-drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS
+drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS [OUT [SECONDS]]
   local url=$OUR_URL token=${OUR_TOKEN:-} pid=${OUR_PID:-}
+  local out=${5:-$RESULTS/run-$1-$2-c$3-t$4.json} seconds=${6:-$SECONDS_PER_RUN}
   case $1 in
     ref) url=$REF_URL token="" pid=$REF_PID ;;
     baseline) url=$BASE_URL token=$BASE_TOKEN pid=$BASE_PID ;;
@@ -384,9 +390,9 @@ drive() {  # drive SERVER WORKLOAD CONNECTIONS WRK_THREADS
   # Every run counts Redis's CPU as its own group, and the scripts Redis ran.
   "$ROOT/.venv/bin/python" bench/drive.py --server "$1" --base-url "$url" \
     --token "$token" --server-pid "$pid" --workload "$2" --connections "$3" \
-    --threads "$4" --duration "${SECONDS_PER_RUN}s" --warmup "$WARMUP" \
+    --threads "$4" --duration "${seconds}s" --warmup "$WARMUP" \
     --quiet-patience "${BENCH_QUIET_PATIENCE:-30}" --redis-url "$REDIS_URL" \
-    --limit-lease "$(lease_of "$1")" --out "$RESULTS/run-$1-$2-c$3-t$4.json"
+    --limit-lease "$(lease_of "$1")" --out "$out"
 }
 
 mkdir -p "$RESULTS" "$STATE"
@@ -406,6 +412,7 @@ cat >"$RESULTS/config.json" <<EOF
  "ours": "granian $GRANIAN_VERSION (WSGI), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-3}, worker max RSS=$MAX_RSS_DESC, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
  "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL, up to $(lease_of ours) requests per Redis decision; ours_limits_exact: every request asks Redis; ours_limits_off: off",
  "baseline": "$BASE_DESC",
+ "alternating rounds": "$PAIRED_ROUNDS rounds at c=16, ${PAIRED_SECONDS}s per leg",
  "reference": "$REF_SPEC, SQLite, access mode disabled"}
 EOF
 
@@ -434,6 +441,8 @@ compare_phase() {
     if [ "$server" != baseline ]; then drive "$server" "$check_workload" 16 2; fi
   done
 
+  [[ " $SERVERS " == *" ours "* ]] && paired_rounds
+
   if [[ " $SERVERS " == *" ours "* ]]; then
     "$ROOT/.venv/bin/python" bench/pgbench.py --db-url "$PG/$DB" --clients 16 \
       --duration "$SECONDS_PER_RUN" --out "$RESULTS/pgbench.json"
@@ -447,6 +456,28 @@ compare_phase() {
       --rounds "${BENCH_INPROCESS_ROUNDS:-30}" -n "${BENCH_INPROCESS_REQUESTS:-200}" \
       --out "$RESULTS/inprocess.json"
   fi
+}
+
+# Alternating rounds at c=16: in each round, ours' new notes through REST, the same
+# notes through MCP (when ours runs mcp_working_notes) and the baseline's new notes
+# (when it runs), one after the other, the order rotating from round to round. This
+# machine's speed drifts by tens of percent over minutes: legs seconds apart share
+# the drift, so the medians of the per-round ratios are the comparisons the targets
+# read, and the spread of ours' own REST rounds is the run-to-run noise
+# (bench/paired.py). Records go to $RESULTS/paired/.
+paired_rounds() {
+  local round leg server workload legs=("ours working_notes")
+  [[ " $OURS_WORKLOADS " == *" mcp_working_notes "* ]] && legs+=("ours mcp_working_notes")
+  [[ " $SERVERS " == *" baseline "* ]] && legs+=("baseline working_notes")
+  [ "$PAIRED_ROUNDS" -gt 0 ] || return 0
+  say "alternating rounds at c=16: ${PAIRED_ROUNDS} x [${legs[*]}], ${PAIRED_SECONDS}s each"
+  for round in $(seq 1 "$PAIRED_ROUNDS"); do
+    for leg in $(seq 0 $((${#legs[@]} - 1))); do
+      read -r server workload <<<"${legs[$(((leg + round - 1) % ${#legs[@]}))]}"
+      drive "$server" "$workload" 16 1 \
+        "$RESULTS/paired/round-$round-$server-$workload.json" "$PAIRED_SECONDS"
+    done
+  done
 }
 
 limits_phase() {  # new notes with rate limits on (Redis) and off (docs/api.md)
