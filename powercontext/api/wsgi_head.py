@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import quote
@@ -64,6 +65,9 @@ UNPREFIXED_HEADERS = {
 }
 # Characters a request line carries unencoded in its path.
 PATH_SAFE = "/:@!$&'()*+,;=-._~"
+# A path of these characters only (``quote``'s own safe ones and ``PATH_SAFE``) is
+# sent as it is: its length needs no encoding.
+_UNENCODED_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~]*")
 
 
 class ServerEnvironment:
@@ -105,20 +109,20 @@ class RequestHeadLimits:
                 "414 URI Too Long",
                 f"Request line too long ({line} > {REQUEST_LINE_MAX_BYTES} bytes)",
             )
-        fields = header_fields(environ)
-        if len(fields) > HEADERS_MAX_COUNT:
+        count, too_large = header_count_and_first_too_large(environ)
+        if count > HEADERS_MAX_COUNT:
             return refused(
                 start_response,
                 "431 Request Header Fields Too Large",
                 f"More than {HEADERS_MAX_COUNT} headers",
             )
-        for name, size in fields:
-            if size > HEADER_MAX_BYTES:
-                return refused(
-                    start_response,
-                    "431 Request Header Fields Too Large",
-                    f"Header {name} too large ({size} > {HEADER_MAX_BYTES} bytes)",
-                )
+        if too_large is not None:
+            name, size = too_large
+            return refused(
+                start_response,
+                "431 Request Header Fields Too Large",
+                f"Header {name} too large ({size} > {HEADER_MAX_BYTES} bytes)",
+            )
         return self.application(environ, start_response)
 
 
@@ -126,32 +130,51 @@ def request_line_bytes(environ: dict[str, Any]) -> int:
     """The length of ``METHOD /path?query HTTP/1.1`` as a client sends it: the
     path as PEP 3333 gives it (decoded, bytes as latin-1) percent-encoded again,
     the query string as sent."""
-    path = quote(
-        (environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")).encode(
-            "latin-1"
-        ),
-        safe=PATH_SAFE,
-    )
+    path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+    if _UNENCODED_PATH.fullmatch(path) is None:  # else encoding leaves it as it is
+        path = quote(path.encode("latin-1"), safe=PATH_SAFE)
     query = environ.get("QUERY_STRING", "")
-    target = f"{path}?{query}" if query else path
-    return len(
-        f"{environ['REQUEST_METHOD']} {target} "
-        f"{environ.get('SERVER_PROTOCOL', 'HTTP/1.1')}"
+    target = len(path) + (1 + len(query) if query else 0)
+    return (
+        len(environ["REQUEST_METHOD"])
+        + 1
+        + target
+        + 1
+        + len(environ.get("SERVER_PROTOCOL", "HTTP/1.1"))
     )
 
 
-def header_fields(environ: dict[str, Any]) -> list[tuple[str, int]]:
-    """Each header of the request: its name and the length of ``Name: value``."""
-    fields = []
+def header_count_and_first_too_large(
+    environ: dict[str, Any],
+) -> tuple[int, tuple[str, int] | None]:
+    """How many headers the request has, and the first whose ``Name: value`` is over
+    ``HEADER_MAX_BYTES`` (its name and that length), if any.
+
+    A header's name is as long as its environ key without ``HTTP_`` (PEP 3333 only
+    upper-cases it and writes ``-`` as ``_``), so only a refused header's name is
+    spelled out.
+    """
+    count = 0
+    too_large = None
     for key, value in environ.items():
         if key.startswith("HTTP_"):
-            name = key[5:].replace("_", "-").title()
+            name_length = len(key) - 5
         elif key in UNPREFIXED_HEADERS:
-            name = UNPREFIXED_HEADERS[key]
+            name_length = len(UNPREFIXED_HEADERS[key])
         else:
             continue
-        fields.append((name, len(name) + 2 + len(value)))
-    return fields
+        count += 1
+        size = name_length + 2 + len(value)
+        if size > HEADER_MAX_BYTES and too_large is None:
+            too_large = (header_name(key), size)
+    return count, too_large
+
+
+def header_name(key: str) -> str:
+    """The header an environ key stands for, as it is usually spelled."""
+    if key in UNPREFIXED_HEADERS:
+        return UNPREFIXED_HEADERS[key]
+    return key[5:].replace("_", "-").title()
 
 
 def refused(

@@ -8,13 +8,18 @@ import io
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import quote
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from powercontext.api.wsgi_head import (
     RequestHeadLimits,
     ServerEnvironment,
     TrustedProxyScheme,
+    header_count_and_first_too_large,
+    request_line_bytes,
 )
 
 PROCESS = {
@@ -147,3 +152,66 @@ def test_only_a_trusted_proxy_sets_the_scheme(
 def test_an_unreadable_list_of_proxies_is_refused_naming_the_variable() -> None:
     with pytest.raises(ValueError, match=re.escape("FORWARDED_ALLOW_IPS='10.0.0.300'")):
         TrustedProxyScheme(Seen(), "10.0.0.300")
+
+
+# What a client sends, spelled out: the request line with the path percent-encoded
+# (PEP 3333 gives it decoded, its bytes as latin-1), and each header's line.
+def sent_request_line(environ: dict[str, Any]) -> str:
+    path = quote(
+        (environ["SCRIPT_NAME"] + environ["PATH_INFO"]).encode("latin-1"),
+        safe="/:@!$&'()*+,;=-._~",
+    )
+    query = environ["QUERY_STRING"]
+    target = f"{path}?{query}" if query else path
+    return f"{environ['REQUEST_METHOD']} {target} {environ['SERVER_PROTOCOL']}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    path=st.text(
+        st.sampled_from(list("%?# \"<>\\^`{|}[]\x00\x7f\xe9/:@!$&'()*+,;=-._~aZ9"))
+        | st.characters(max_codepoint=255),
+        max_size=40,
+    ),
+    script=st.sampled_from(["", "/prefix"]),
+    query=st.text(st.characters(max_codepoint=126), max_size=20),
+)
+@example(path="100%", script="", query="")
+@example(path="caf\xc3\xa9 ?#", script="/prefix", query="a=1")
+def test_the_request_line_is_measured_as_the_client_sent_it(
+    path: str, script: str, query: str
+) -> None:
+    environ = request_environ(
+        PATH_INFO="/" + path, SCRIPT_NAME=script, QUERY_STRING=query
+    )
+
+    assert request_line_bytes(environ) == len(sent_request_line(environ))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    headers=st.dictionaries(
+        st.from_regex(r"HTTP_[A-Z][A-Z0-9_]{0,20}", fullmatch=True)
+        | st.sampled_from(["CONTENT_TYPE", "CONTENT_LENGTH", "HTTP_CONTENT_TYPE"]),
+        st.sampled_from(["", "v", "v" * 16370, "v" * 16400]),
+        max_size=6,
+    )
+)
+def test_headers_are_counted_and_the_first_too_large_one_is_named(
+    headers: dict[str, str],
+) -> None:
+    # Content-Type may come twice: CONTENT_TYPE and HTTP_CONTENT_TYPE.
+    sent = [
+        ((key[5:] if key.startswith("HTTP_") else key).replace("_", "-").title(), value)
+        for key, value in headers.items()
+    ]
+    first_too_large = next(
+        (
+            (name, len(f"{name}: {value}"))
+            for name, value in sent
+            if len(f"{name}: {value}") > 16384
+        ),
+        None,
+    )
+
+    assert header_count_and_first_too_large(headers) == (len(sent), first_too_large)
