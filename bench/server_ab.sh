@@ -6,6 +6,7 @@
 # Servers (AB_SERVERS, default "gthread granian"):
 #   granian  this checkout as production runs it (python -m powercontext.serve:
 #            granian's WSGI interface)
+#   granian-WxT  the same with W workers of T threads (granian-3x2): shapes compared
 #   gthread  gunicorn's stock gthread worker, as served before decision 0044
 #            (BENCH_GTHREAD_REV, default f6083c8, with its own gunicorn.conf.py)
 #   shipped  the custom gunicorn worker of decision 0035's comparison
@@ -88,8 +89,14 @@ start() {  # start NAME PORT
         "$ROOT/.venv/bin/python" "$ROOT/bench/isolated.py" "$ROOT/.venv/bin/gunicorn" \
         -c "$OUT/$1/gunicorn.conf.py" powercontext.wsgi:application) >"$log" 2>&1 &
       ;;
-    granian)
-      (cd "$ROOT" && exec "${ENV[@]}" POWERCONTEXT_BIND="127.0.0.1:$2" \
+    granian|granian-*x*)
+      # granian-WxT: W workers of T threads (the shape), else AB_WORKERS x AB_THREADS.
+      local shape=() workers threads
+      if [[ $1 == granian-* ]]; then
+        IFS=x read -r workers threads <<<"${1#granian-}"
+        shape=(POWERCONTEXT_WORKERS="$workers" POWERCONTEXT_THREADS="$threads")
+      fi
+      (cd "$ROOT" && exec "${ENV[@]}" "${shape[@]}" POWERCONTEXT_BIND="127.0.0.1:$2" \
         POWERCONTEXT_SERVER_LOG_LEVEL=warning "$ROOT/.venv/bin/python" \
         -m powercontext.serve) >"$log" 2>&1 &
       ;;

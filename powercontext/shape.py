@@ -13,7 +13,7 @@ within ``POWERCONTEXT_MEMORY_BUDGET_BYTES`` (default 2 GiB):
     workers * baseline + workers * threads * (32 * body + 32 MiB) <= budget
 
 so the default body limit is the largest multiple of 64 KiB that satisfies it,
-between 1 MiB and 16 MiB. On 2 CPUs (3 workers x 3 threads) that is 4.75 MiB.
+between 1 MiB and 16 MiB. On 2 CPUs (3 workers x 2 threads) that is 7.625 MiB.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ REQUEST_OVERHEAD_BYTES = 32 * MIB
 BODY_FACTOR = 32
 BODY_FLOOR = 1 * MIB
 BODY_CEILING = 16 * MIB
-DEFAULT_THREADS = 3
+# Two threads a worker: under granian, 3 workers of 2 threads served 1.04x the new
+# notes per second of 3 workers of 3 at c=16 and answered a lone client 0.96x as
+# slowly (docs/decisions/0044-granian.md, "The shape").
+DEFAULT_THREADS = 2
 
 
 # The variables the shape is read from, each with its least value; the settings

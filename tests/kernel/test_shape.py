@@ -26,12 +26,19 @@ def test_the_default_fits_the_budget(workers: int, threads: int) -> None:
     assert worst_case(workers, threads, body + 64 * 1024) > BUDGET
 
 
-def test_two_cpus_get_four_and_three_quarter_mib() -> None:
+def test_two_cpus_get_seven_and_five_eighths_mib() -> None:
+    """The default shape on 2 CPUs: 3 workers of 2 threads (3 threads gave 4.75)."""
+    assert shape.DEFAULT_THREADS == 2
+    body = shape.default_body_limit(workers=3, threads=2, budget=BUDGET)
+
+    assert body == 7.625 * MIB
     assert shape.default_body_limit(workers=3, threads=3, budget=BUDGET) == 4.75 * MIB
 
 
 def test_the_default_holds_a_source_at_its_cap() -> None:
-    body = shape.default_body_limit(workers=3, threads=3, budget=BUDGET)
+    body = shape.default_body_limit(
+        workers=3, threads=shape.DEFAULT_THREADS, budget=BUDGET
+    )
 
     assert body > settings.POWERCONTEXT_MAX_SOURCE_BYTES
 

@@ -1,7 +1,7 @@
 """What one request may cost a worker, measured on a real server (spec/limits.md 1).
 
 Production settings on PostgreSQL, granian in the default shape (CPUs + 1
-workers of 3 threads) and the default body limit that shape gives. Memory is
+workers of ``shape.DEFAULT_THREADS`` threads) and the default body limit that shape gives. Memory is
 read from ``/proc``: writing ``5`` to a process's ``clear_refs`` resets its
 peak resident set (``VmHWM``) to the current one, so the peak of one request is
 ``VmHWM`` after it minus ``VmRSS`` before it.
@@ -77,7 +77,7 @@ def serving(
 def service(
     tmp_path_factory: pytest.TempPathFactory, static_root: Path
 ) -> Iterator[Service]:
-    """The default shape: CPUs + 1 workers of 3 threads."""
+    """The default shape: CPUs + 1 workers of the default threads."""
     with serving(
         tmp_path_factory.mktemp("memory"), static_root, workers=WORKERS
     ) as running:
@@ -88,7 +88,7 @@ def service(
 def one_worker(
     tmp_path_factory: pytest.TempPathFactory, static_root: Path
 ) -> Iterator[Service]:
-    """One worker of 3 threads, with the default shape's body limit: every request
+    """One worker of the default threads, with the default shape's body limit: every request
     reaches the process whose memory is measured."""
     with serving(
         tmp_path_factory.mktemp("memory-one"),
