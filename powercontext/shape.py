@@ -27,9 +27,9 @@ REQUEST_OVERHEAD_BYTES = 32 * MIB
 BODY_FACTOR = 32
 BODY_FLOOR = 1 * MIB
 BODY_CEILING = 16 * MIB
-# Two threads a worker: under granian, 3 workers of 2 threads served 1.04x the new
-# notes per second of 3 workers of 3 at c=16 and answered a lone client 0.96x as
-# slowly (docs/decisions/0044-granian.md, "The shape").
+# Two threads a worker: under granian, 3 workers of 2 threads served 1.04-1.05x the
+# new notes per second of 3 workers of 3 at c=16, and answered a lone client in
+# 0.91-0.96x the time (docs/decisions/0044-granian.md, "The shape").
 DEFAULT_THREADS = 2
 
 

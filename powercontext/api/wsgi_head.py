@@ -65,9 +65,10 @@ UNPREFIXED_HEADERS = {
 }
 # Characters a request line carries unencoded in its path.
 PATH_SAFE = "/:@!$&'()*+,;=-._~"
-# A path of these characters only (``quote``'s own safe ones and ``PATH_SAFE``) is
-# sent as it is: its length needs no encoding.
-_UNENCODED_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~]*")
+# A path of these characters only (``quote``'s own safe ones - ASCII letters,
+# digits and ``_.-~`` - and ``PATH_SAFE``) is sent as it is: its length needs no
+# encoding.
+_UNENCODED_PATH = re.compile(f"[A-Za-z0-9_.~{re.escape(PATH_SAFE)}]*")
 
 
 class ServerEnvironment:
