@@ -232,6 +232,12 @@ def test_the_worst_body_on_every_thread_at_once(
     stays under 2 GiB, answers every one of them, and ``/health/live`` keeps
     answering within two seconds (a thread per worker is kept for small requests).
 
+    The kernel, not the server, picks the worker a connection reaches, so a
+    worker may be handed more large bodies than it has slots for while another
+    gets none: those are refused with ``503 server_busy`` and ``Retry-After``.
+    Each sender does what a client should, waits that long and sends again, so
+    every body is processed in the end and the slots stay full meanwhile.
+
     The probe still shares its worker's GIL with the two threads handling the
     worst body: the JSON parser holds it up to 0.2 s at a time, and so did each of
     the garbage collector's full passes before the workers froze what they load
@@ -259,24 +265,33 @@ def test_the_worst_body_on_every_thread_at_once(
                 health.append(time.monotonic() - started)
                 time.sleep(0.1)
 
-    def send(_: int) -> int:
+    def send(_: int) -> list[int]:
+        """The statuses met, retrying a refusal after the wait it names."""
+        statuses: list[int] = []
+        deadline = time.monotonic() + 120
         with service.client(timeout=120) as client:
-            response = client.post(
-                path, content=body, headers={"Content-Type": "application/json"}
-            )
-        assert set(response.json()) == {"error"}
-        return response.status_code
+            while time.monotonic() < deadline:
+                response = client.post(
+                    path, content=body, headers={"Content-Type": "application/json"}
+                )
+                assert set(response.json()) == {"error"}
+                statuses.append(response.status_code)
+                if response.status_code != 503:
+                    break
+                assert response.json()["error"]["code"] == "server_busy"
+                time.sleep(int(response.headers["Retry-After"]))
+        return statuses
 
     with concurrent.futures.ThreadPoolExecutor(WORKERS * THREADS + 2) as pool:
         watchers = [pool.submit(watch_memory), pool.submit(probe_health)]
         time.sleep(0.3)
-        statuses = list(pool.map(send, range(WORKERS * THREADS)))
+        tries = list(pool.map(send, range(WORKERS * THREADS)))
         done.set()
         for watcher in watchers:
             watcher.result()
 
-    assert set(statuses) <= {422, 503}, statuses
-    assert statuses.count(422) >= WORKERS, statuses
+    assert all(statuses[-1] == 422 for statuses in tries), tries
+    assert all(set(statuses[:-1]) <= {503} for statuses in tries), tries
     assert peak < SERVER_BUDGET, f"server peak {peak / MIB:.0f} MiB"
     assert health
     assert max(health) < 2.0, f"slowest /health/live {max(health):.2f} s"
