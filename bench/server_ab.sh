@@ -7,6 +7,8 @@
 #   granian  this checkout as production runs it (python -m powercontext.serve:
 #            granian's WSGI interface)
 #   granian-WxT  the same with W workers of T threads (granian-3x2): shapes compared
+#   SERVER@VAR=VALUE[@VAR=VALUE...]  a granian arm with settings changed in its
+#            environment (granian@POWERCONTEXT_DB_POOL=false): settings compared
 #   gthread  gunicorn's stock gthread worker, as served before decision 0044
 #            (BENCH_GTHREAD_REV, default f6083c8, with its own gunicorn.conf.py)
 #   shipped  the custom gunicorn worker of decision 0035's comparison
@@ -89,13 +91,15 @@ start() {  # start NAME PORT
         "$ROOT/.venv/bin/python" "$ROOT/bench/isolated.py" "$ROOT/.venv/bin/gunicorn" \
         -c "$OUT/$1/gunicorn.conf.py" powercontext.wsgi:application) >"$log" 2>&1 &
       ;;
-    granian|granian-*x*)
-      # granian-WxT: W workers of T threads (the shape), else AB_WORKERS x AB_THREADS.
-      local shape=() workers threads
-      if [[ $1 == granian-* ]]; then
-        IFS=x read -r workers threads <<<"${1#granian-}"
+    granian|granian-*x*|granian@*|granian-*x*@*)
+      # granian-WxT: W workers of T threads (the shape), else AB_WORKERS x AB_THREADS;
+      # a suffix @VAR=VALUE sets one more variable.
+      local shape=() extra=() workers threads server=${1%%@*}
+      if [[ $server == granian-* ]]; then
+        IFS=x read -r workers threads <<<"${server#granian-}"
         shape=(POWERCONTEXT_WORKERS="$workers" POWERCONTEXT_THREADS="$threads")
       fi
+      if [[ $1 == *@* ]]; then IFS=@ read -ra extra <<<"${1#*@}"; shape+=("${extra[@]}"); fi
       (cd "$ROOT" && exec "${ENV[@]}" "${shape[@]}" POWERCONTEXT_BIND="127.0.0.1:$2" \
         POWERCONTEXT_SERVER_LOG_LEVEL=warning "$ROOT/.venv/bin/python" \
         -m powercontext.serve) >"$log" 2>&1 &

@@ -4,8 +4,11 @@ the server's log lines and the variables it refuses."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from granian.constants import RuntimeModes
 
 from powercontext import serve
 from powercontext.settings.envfile import SettingsEnv
@@ -60,3 +63,21 @@ def test_an_unknown_log_level_is_refused(monkeypatch: pytest.MonkeyPatch) -> Non
 
     with pytest.raises(ImproperlyConfigured, match="POWERCONTEXT_SERVER_LOG_LEVEL"):
         serve.granian_server(SettingsEnv())
+
+
+def test_each_worker_runs_one_single_threaded_runtime_and_the_shapes_threads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """granian's default runtime for WSGI is its multi-threaded one; the launcher
+    asks for the single-threaded one (measured faster, decision 0044)."""
+    # The launcher writes these for its workers: set here, monkeypatch restores them.
+    monkeypatch.setenv(serve.SERVE_MARKER, "")
+    monkeypatch.setenv("POWERCONTEXT_WORKERS", "3")
+    monkeypatch.setenv("POWERCONTEXT_THREADS", "2")
+    monkeypatch.setenv(serve.METRICS_DIR_VARIABLE, str(tmp_path))
+
+    server = serve.granian_server(SettingsEnv())
+
+    assert server.runtime_mode == RuntimeModes.st
+    assert server.runtime_threads == 1
+    assert (server.workers, server.blocking_threads) == (3, 2)
