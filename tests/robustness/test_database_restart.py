@@ -230,3 +230,24 @@ def test_a_lone_request_after_a_restart_does_not_wait_out_the_broken_connections
     assert statuses(warm) == [202] * 32
     assert first.status_code == 202, first.text
     assert seconds < 2.0
+
+
+def test_without_the_pool_a_restart_between_requests_costs_no_request(
+    start_production: Callable[..., Service], throwaway_cluster: PostgresCluster
+) -> None:
+    """Persistent connections (``POWERCONTEXT_DB_POOL=false``) left dead by a
+    restart are found by the check before reuse and replaced."""
+    service = start_production(throwaway_cluster.url, POWERCONTEXT_DB_POOL="false")
+    with service.client() as client:
+        scope_id = scope_create(client)
+    warm = captures(service, scope_id, "warm", 32)  # a connection on every thread
+
+    throwaway_cluster.crash()
+    throwaway_cluster.start()
+    after = captures(service, scope_id, "after", 16)
+
+    assert statuses(warm) == [202] * 32
+    assert statuses(after) == [202] * 16, after
+    with service.client() as client:
+        positions = [item["position"] for item in all_sources(client, scope_id)]
+    assert positions == list(range(1, 49))

@@ -13,7 +13,8 @@ request after a restart waits only for one new connection.
 The check costs nothing on a healthy connection: an idle connection has nothing
 to read, while one the server closed (restart, crash, termination) has an EOF or
 a termination notice waiting on its socket. Only a connection with something to
-read gets the round-trip check that decides.
+read gets the round-trip check that decides. Without the pool, Django's persistent
+connections are checked the same way before a request reuses one (``is_usable``).
 
 ``prepared_cursor()`` gives the hot paths (authentication, the capture statement)
 a cursor with server-side binding. Django's own cursors bind parameters on the
@@ -32,6 +33,7 @@ from typing import Any
 
 import psycopg
 from django.db.backends.postgresql import base, operations
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 
@@ -98,6 +100,20 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if self.queries_logged:
             return self.make_debug_cursor(cursor)
         return self.make_cursor(cursor)
+
+    def is_usable(self) -> bool:
+        """Django's round-trip check, made only when the socket says it may fail.
+
+        With persistent connections and ``CONN_HEALTH_CHECKS`` Django asks this at
+        each request's first query; an idle healthy connection has nothing to
+        read, so it needs no ``SELECT 1``.
+        """
+        if self.connection is None:
+            return False
+        idle = self.connection.info.transaction_status == TransactionStatus.IDLE
+        if idle and not _may_be_broken(self.connection):
+            return True
+        return bool(super().is_usable())
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)
