@@ -92,7 +92,7 @@ def main(arguments: list[str]) -> None:
     # systemctl reload (HUP): the new workers see the env file as it is now.
     server.on_reload(env_file_read)
     forget_modules(FRESH_IN_WORKERS)
-    os.register_at_fork(after_in_child=signals.forget)
+    signals.register_at_fork()
     server.serve()
 
 

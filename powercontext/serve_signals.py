@@ -22,11 +22,16 @@ calls granian's own handlers (``signal_handler_interrupt``,
 A worker forked from the main process starts with none of this: SIGTERM and SIGINT
 at their defaults until granian sets the worker's own handlers, so a worker stopped
 while it loads the application stops at once instead of serving on until it is
-killed 30 s later.
+killed 30 s later. The forking thread blocks both signals across ``fork()``: a
+SIGTERM that reached the new worker before it had reset its handlers would
+otherwise be taken by the do-nothing handler it inherited, and lost (a server
+stopped in the second it spawned its workers waited 30 s for one of them). Blocked,
+the signal waits, and takes the default action the moment the worker unblocks it.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import threading
@@ -47,11 +52,14 @@ class SignalledServer(Protocol):
 class SignalRelay:
     """Relays the main process's stop and reload signals to ``server`` from a
     thread. ``install`` runs in the main thread once granian has set its handlers
-    (its startup hook); ``forget`` runs in each worker just forked."""
+    (its startup hook); ``forget`` runs in each worker just forked
+    (``register_at_fork``)."""
 
     def __init__(self, server: SignalledServer) -> None:
         self.server = server
         self.reader, self.writer = socket.socketpair()
+        # The forking thread's signal mask, blocked across fork().
+        self.mask_before_fork: set[int | signal.Signals] = set()
 
     def install(self) -> None:
         # Never blocks a signal handler: a signal that finds the socket full is
@@ -70,13 +78,31 @@ class SignalRelay:
                 elif number == RELOAD_SIGNAL:
                     self.server.signal_handler_reload()
 
+    def register_at_fork(self) -> None:
+        """Run ``forget`` in every worker forked from now on, with the stop signals
+        blocked from just before ``fork()`` until it has run."""
+        os.register_at_fork(
+            before=self.before_fork,
+            after_in_parent=self.after_fork_in_parent,
+            after_in_child=self.forget,
+        )
+
+    def before_fork(self) -> None:
+        self.mask_before_fork = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def after_fork_in_parent(self) -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.mask_before_fork)
+
     def forget(self) -> None:
-        """In a worker just forked: the main process's relay is not the worker's."""
+        """In a worker just forked: the main process's relay is not the worker's.
+        A stop signal that arrived since the fork is taken, by default, as the
+        forking thread's mask is restored."""
         signal.set_wakeup_fd(-1)
         self.reader.close()
         self.writer.close()
         for number in STOP_SIGNALS:
             signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.mask_before_fork)
 
 
 def received_only(number: int, frame: Any) -> None:
