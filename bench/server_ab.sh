@@ -125,7 +125,7 @@ for name in "${SERVERS[@]}"; do
   say "$name on port ${PORT[$name]}, scope ${SCOPE[$name]}"
 done
 
-measure() {  # measure NAME CONNECTIONS ROUND: one wrk run; prints "rps p50_ms"
+measure() {  # measure NAME CONNECTIONS ROUND: one wrk run; prints "rps p50_ms p99_ms"
   local name=$1 c=$2 env=(BENCH_WRK_DIR="$ROOT/bench/wrk" BENCH_SCOPE="${SCOPE[$1]}"
     BENCH_TOKEN="$TOKEN" BENCH_EXPECT=202)
   env "${env[@]}" BENCH_NONCE="$RUN-$name-$c-$3w" wrk -t1 -c"$c" -d"${WARMUP}s" \
@@ -141,10 +141,11 @@ for line in sys.stdin:
         errors = {k: v for k, v in result["errors"].items() if v}
         assert not bad and not errors, result
         seconds = result["duration_us"] / 1e6
-        print(result["requests"] / seconds, result["latency_us"]["p50"] / 1000)'
+        latency = result["latency_us"]
+        print(result["requests"] / seconds, latency["p50"] / 1000, latency["p99"] / 1000)'
 }
 
-printf 'round\tserver\tconnections\trps\tp50_ms\n' >"$OUT/runs.tsv"
+printf 'round\tserver\tconnections\trps\tp50_ms\tp99_ms\n' >"$OUT/runs.tsv"
 for round in $(seq 1 "$ROUNDS"); do
   order=("${SERVERS[@]}")
   if [ $((round % 2)) = 0 ]; then
@@ -152,9 +153,9 @@ for round in $(seq 1 "$ROUNDS"); do
   fi
   for name in "${order[@]}"; do
     for c in 16 1; do
-      read -r rps p50 < <(measure "$name" "$c" "$round")
-      printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$c" "$rps" "$p50" >>"$OUT/runs.tsv"
-      say "round $round $name c=$c: $rps/s p50 ${p50} ms"
+      read -r rps p50 p99 < <(measure "$name" "$c" "$round")
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$c" "$rps" "$p50" "$p99" >>"$OUT/runs.tsv"
+      say "round $round $name c=$c: $rps/s p50 ${p50} ms p99 ${p99} ms"
     done
   done
 done
