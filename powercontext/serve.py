@@ -134,8 +134,8 @@ def granian_server(env: SettingsEnv) -> MPServer | MTServer:
         # One single-threaded Rust runtime per worker: granian's default for WSGI
         # is its multi-threaded one, whose hand-offs between threads cost more
         # than one I/O thread gains. Measured in alternating rounds (decision
-        # 0044): 1.10-1.12x the new notes per second at c=16, 0.89-0.96x the p50
-        # at c=1.
+        # 0044): 1.05-1.12x the new notes per second at c=16 and a lower p99; the
+        # c=1 p50 within the noise (0.89-1.03x).
         runtime_mode=RuntimeModes.st,
         # hyper's header read timeout also runs while a kept-alive connection
         # waits for its next request: it is the keep-alive. deploy/nginx.conf
