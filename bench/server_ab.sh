@@ -91,9 +91,9 @@ start() {  # start NAME PORT
         "$ROOT/.venv/bin/python" "$ROOT/bench/isolated.py" "$ROOT/.venv/bin/gunicorn" \
         -c "$OUT/$1/gunicorn.conf.py" powercontext.wsgi:application) >"$log" 2>&1 &
       ;;
-    granian|granian-*x*|granian@*|granian-*x*@*)
+    granian|granian-*x*|granian@*)
       # granian-WxT: W workers of T threads (the shape), else AB_WORKERS x AB_THREADS;
-      # a suffix @VAR=VALUE sets one more variable.
+      # each suffix @VAR=VALUE sets one more variable.
       local shape=() extra=() workers threads server=${1%%@*}
       if [[ $server == granian-* ]]; then
         IFS=x read -r workers threads <<<"${server#granian-}"

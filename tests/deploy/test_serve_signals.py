@@ -17,6 +17,7 @@ children's hooks in the order they were registered.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -61,5 +62,5 @@ def test_a_stop_signal_right_after_fork_stops_the_worker(name: str) -> None:
     )
 
     died_of, parent_mask = result.stdout.split("\n")[:2]
-    assert died_of == str(int(getattr(__import__("signal"), name))), result.stderr
+    assert died_of == str(int(getattr(signal, name))), result.stderr
     assert parent_mask == "[]"
