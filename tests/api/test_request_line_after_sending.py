@@ -1,8 +1,8 @@
-"""The request line and the metrics are written once the answer has been sent.
+"""The request line and the metrics are written when the server closes the response.
 
-A WSGI server closes the response after its last byte; Django then runs the
-response's closers. ``RequestIdMiddleware`` writes there, so the caller never
-waits for the line (powercontext/api/middleware.py, decision 0030).
+A WSGI server closes the response once it has taken the body; Django then runs the
+response's closers. ``RequestIdMiddleware`` writes after them, so ``duration_ms``
+leaves the line out (powercontext/api/middleware.py).
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ def test_the_line_waits_for_the_server_to_close_the_response(
 
     response = RequestIdMiddleware(answered)(RequestFactory().post("/v1/anything"))
 
-    assert request_records(caplog) == []  # the server is still sending
+    assert request_records(caplog) == []  # the server has not taken the body
     assert b"".join(response) == b"answer"
     assert request_records(caplog) == []
-    response.close()  # what the server does after the last byte
+    response.close()  # what the server does once it has the body
     (line,) = request_records(caplog)
     assert line.getMessage().startswith("POST /v1/anything 202 ")
     assert line.request_id == response[REQUEST_ID_HEADER]  # type: ignore[attr-defined]

@@ -94,6 +94,34 @@ def test_pipelined_requests_are_all_answered_in_order(
     assert statuses == [200, 404, 200]
 
 
+def test_an_answer_goes_out_with_its_length_not_in_chunks(
+    start: Callable[..., Server], tmp_path: Path
+) -> None:
+    """Errors included; a HEAD says the GET's length and sends no body, so the
+    next answer on the connection starts where it should."""
+    port = serving_port(start, tmp_path)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(
+            LIVE + b"GET /health/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            b"HEAD /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + LIVE
+        )
+        stream = _Stream(client)
+        answers = []
+        for method in ("GET", "GET", "HEAD", "GET"):
+            response = http.client.HTTPResponse(stream, method=method)  # type: ignore[arg-type]
+            response.begin()
+            headers = {k.lower(): v for k, v in response.getheaders()}
+            answers.append((response.status, headers, response.read()))
+    for status, headers, body in (answers[0], answers[1], answers[3]):
+        assert "transfer-encoding" not in headers, (status, headers)
+        assert body
+        assert headers["content-length"] == str(len(body)), (status, headers)
+    assert [status for status, _, _ in answers] == [200, 404, 200, 200]
+    _, head_headers, head_body = answers[2]
+    assert head_body == b""
+    assert head_headers["content-length"] == answers[0][1]["content-length"]
+
+
 def test_more_connections_than_threads_are_all_served(
     start: Callable[..., Server], tmp_path: Path
 ) -> None:
