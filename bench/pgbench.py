@@ -7,11 +7,13 @@ clients on one scope - in three forms: three statements between BEGIN and END
 (capture_statements.sql), the one data-modifying CTE the service sends, between
 BEGIN and END (derived from capture_cte_autocommit.sql and written next to the
 results, so the two forms cannot drift apart), and that CTE alone in autocommit
-(capture_cte_autocommit.sql). Writes tps and per-transaction latency percentiles
-(from pgbench's transaction log) for each to a JSON file; the "cte_autocommit"
-form, the one the service sends since 01751fc, is the figure the target compares
-against. The
-scratch schema is dropped afterwards.
+(capture_cte_autocommit.sql). A fourth run sends that CTE to copies without the
+search index (the trigram GIN index each capture fills, docs/operations.md
+"Search indexes"): what the index costs a capture, read as the difference. Writes
+tps and per-transaction latency percentiles (from pgbench's transaction log) for
+each to a JSON file; the "cte_autocommit" form, the one the service sends since
+01751fc, is the figure the target compares against, and the best form is chosen
+among the three the service could send. The scratch schema is dropped afterwards.
 
 Usage:
   pgbench.py --db-url postgres://postgres@127.0.0.1:5432/pc_bench_run \
@@ -48,11 +50,36 @@ def percentile(sorted_values: list[int], fraction: float) -> int:
 
 
 PRIMARY = "cte_autocommit"  # what sources/journal.py sends: the CTE alone
+UNSEARCHED = "cte_autocommit_without_search_index"
 SCRIPTS = {
     "statements": HERE / "capture_statements.sql",
     "cte": None,  # capture_cte_autocommit.sql between BEGIN and END, see in_transaction
     "cte_autocommit": HERE / "capture_cte_autocommit.sql",
+    # The same CTE on copies without the search index: not a form of the capture
+    # (a Source must be found by search once its capture is answered), a yardstick.
+    UNSEARCHED: HERE / "capture_cte_autocommit.sql",
 }
+# Drops the copies' trigram index, and fails when it finds none: a renamed or
+# rebuilt index must not turn this run into a second, unlabelled cte_autocommit.
+DROP_SEARCH_INDEX = r"""
+DO $$
+DECLARE
+    name text;
+    dropped int := 0;
+BEGIN
+    FOR name IN
+        SELECT indexname FROM pg_indexes
+        WHERE schemaname = 'bench_pgshape' AND indexdef LIKE '%gin_trgm_ops%'
+    LOOP
+        EXECUTE format('DROP INDEX bench_pgshape.%I', name);
+        dropped := dropped + 1;
+    END LOOP;
+    IF dropped = 0 THEN
+        RAISE EXCEPTION 'no trigram search index on the copies of the Source table';
+    END IF;
+END
+$$;
+"""
 
 
 def in_transaction(script: Path, out: Path) -> Path:
@@ -153,6 +180,8 @@ def main() -> None:
             )
         psql(args.db_url, "-f", str(HERE / "schema.sql"))  # fresh, empty copies
         try:
+            if form == UNSEARCHED:
+                psql(args.db_url, "-c", DROP_SEARCH_INDEX)
             forms[form] = run(
                 args.db_url, script, args.clients, args.jobs, args.duration
             )
@@ -164,8 +193,12 @@ def main() -> None:
             f"{result['tps']:.1f} tps  p50 {result['p50_ms']:.1f} ms"
             f"  p99 {result['p99_ms']:.1f} ms  failed {result['failed']}"
         )
-    # The target compares ours with the form our capture sends today.
-    best = max(forms, key=lambda form: forms[form]["tps"])
+    # The target compares ours with the form our capture sends today; the best
+    # form is one the service could send, so never the one without the index.
+    best = max(
+        (form for form in forms if form != UNSEARCHED),
+        key=lambda form: forms[form]["tps"],
+    )
     summary = {**forms[PRIMARY], "form": PRIMARY, "best_form": best, "forms": forms}
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
 
