@@ -96,6 +96,18 @@ def _login(page: Any, base: str) -> None:
     page.wait_for_selector("#site-name")
 
 
+def _opening(page: Any, action: Callable[[], None]) -> None:
+    """Do what opens another page, and wait until that page has loaded.
+
+    A click on a link or an Enter in a form starts the navigation and returns: a read
+    right after it may still see the page before (an empty list where the next page
+    has rows). Waiting for the next ``load`` event, armed before the action, cannot
+    miss it.
+    """
+    with page.expect_event("load"):
+        action()
+
+
 def _listed(page: Any, column: str = "source_id") -> list[str]:
     return sorted(page.locator(f"#result_list td.field-{column}").all_inner_texts())
 
@@ -121,10 +133,8 @@ def _no_write_controls(page: Any) -> None:
 
 
 def _filter(page: Any, title: str, choice: str) -> None:
-    page.locator(
-        f'details[data-filter-title="{title}"] a', has_text=choice
-    ).first.click()
-    page.wait_for_load_state()
+    link = page.locator(f'details[data-filter-title="{title}"] a', has_text=choice)
+    _opening(page, link.first.click)
 
 
 def test_operator_filters_sources_by_scope_working_note_and_state(
@@ -141,7 +151,7 @@ def test_operator_filters_sources_by_scope_working_note_and_state(
         f"{live_server.url}/admin/sources/scope/{quote(registry['scope'])}/change/"
     )
     screenshot(page, "02-scope")
-    page.click("text=Sources of this scope")
+    _opening(page, lambda: page.click("text=Sources of this scope"))
     assert _listed(page) == sorted([SLASHED, UNICODE, NOTE, LONG])
     _no_write_controls(page)
 
@@ -172,10 +182,10 @@ def test_operator_finds_an_exact_source_id_and_reads_its_history(
     _login(page, live_server.url)
     page.goto(f"{live_server.url}/admin/sources/contentsource/")
     page.fill("#searchbar", term[:-1])  # exact: a prefix finds nothing
-    page.press("#searchbar", "Enter")
+    _opening(page, lambda: page.press("#searchbar", "Enter"))
     assert _listed(page) == []
     page.fill("#searchbar", term)
-    page.press("#searchbar", "Enter")
+    _opening(page, lambda: page.press("#searchbar", "Enter"))
     screenshot(page, f"{shot}-search")
     assert _listed(page) == [term]
 
@@ -190,7 +200,7 @@ def test_operator_finds_an_exact_source_id_and_reads_its_history(
     assert history == list(expected.order_by("-id").values_list("outcome", flat=True))
     assert history[-1] == "accepted"
 
-    page.click("text=every attempt on this identity")
+    _opening(page, lambda: page.click("text=every attempt on this identity"))
     assert _listed(page) == [term] * len(history)
 
 
@@ -231,7 +241,7 @@ def test_operator_walks_envelope_and_handoff_revisions(
     assert '"x-turn": 2' in page.locator("div.field-stored_meta").inner_text()
     screenshot(page, "07-envelope")
     _no_write_controls(page)
-    page.click("text=revisions of this envelope")
+    _opening(page, lambda: page.click("text=revisions of this envelope"))
     screenshot(page, "08-envelope-revisions")
     assert _listed(page, "version") == ["1", "2", "3"]
     page.locator("#result_list tbody th a").last.click()
