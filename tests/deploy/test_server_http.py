@@ -20,7 +20,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,15 @@ class _Stream:
         pass
 
 
-def read_responses(client: socket.socket, count: int) -> list[tuple[int, dict, bytes]]:
-    """The next ``count`` responses on ``client``: status, headers, body."""
+def read_responses(
+    client: socket.socket, count: int, *, methods: Sequence[str] = ()
+) -> list[tuple[int, dict, bytes]]:
+    """The next ``count`` responses on ``client``: status, headers, body. ``methods``
+    names the requests' methods where one was a HEAD, whose answer has no body."""
     stream = _Stream(client)
     responses = []
-    for _ in range(count):
-        response = http.client.HTTPResponse(stream)  # type: ignore[arg-type]
+    for method in methods or ("GET",) * count:
+        response = http.client.HTTPResponse(stream, method=method)  # type: ignore[arg-type]
         response.begin()
         headers = {k.lower(): v.lower() for k, v in response.getheaders()}
         responses.append((response.status, headers, response.read()))
@@ -105,13 +108,7 @@ def test_an_answer_goes_out_with_its_length_not_in_chunks(
             LIVE + b"GET /health/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
             b"HEAD /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + LIVE
         )
-        stream = _Stream(client)
-        answers = []
-        for method in ("GET", "GET", "HEAD", "GET"):
-            response = http.client.HTTPResponse(stream, method=method)  # type: ignore[arg-type]
-            response.begin()
-            headers = {k.lower(): v for k, v in response.getheaders()}
-            answers.append((response.status, headers, response.read()))
+        answers = read_responses(client, 4, methods=("GET", "GET", "HEAD", "GET"))
     for status, headers, body in (answers[0], answers[1], answers[3]):
         assert "transfer-encoding" not in headers, (status, headers)
         assert body
