@@ -406,11 +406,15 @@ BASE_DESC="not run"
 [ -n "$BASE_SHA" ] && BASE_DESC="${BASE_SHA:0:12} (BENCH_BASELINE_REV=$BASE_REV), its own database, the same settings"
 GRANIAN_VERSION=$("$ROOT/.venv/bin/python" -c 'import granian; print(granian.__version__)')
 DEFAULT_THREADS=$(cd "$ROOT" && .venv/bin/python -c 'from powercontext import shape; print(shape.DEFAULT_THREADS)')
+CONNECTIONS_DESC="one persistent connection per thread"
+case ${POWERCONTEXT_DB_POOL:-false} in
+  true|on|yes|1) CONNECTIONS_DESC="a pool of up to ${POWERCONTEXT_DB_POOL_MAX:-8} per worker" ;;
+esac
 MAX_RSS_DESC="the memory budget's share of a worker"
 [ -n "${POWERCONTEXT_WORKER_MAX_RSS:-}" ] && MAX_RSS_DESC="$POWERCONTEXT_WORKER_MAX_RSS MiB"
 cat >"$RESULTS/config.json" <<EOF
 {"seconds_per_run": $SECONDS_PER_RUN, "warmup": "$WARMUP",
- "ours": "granian $GRANIAN_VERSION (WSGI), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-$DEFAULT_THREADS}, runtime st, worker max RSS=$MAX_RSS_DESC, pool max=${POWERCONTEXT_DB_POOL_MAX:-8}",
+ "ours": "granian $GRANIAN_VERSION (WSGI), workers=${POWERCONTEXT_WORKERS:-CPUs + 1}, threads=${POWERCONTEXT_THREADS:-$DEFAULT_THREADS}, runtime st, worker max RSS=$MAX_RSS_DESC, database connections: $CONNECTIONS_DESC",
  "limits": "write and read $LIMIT_RATE per principal in $REDIS_URL, up to $(lease_of ours) requests per Redis decision; ours_limits_exact: every request asks Redis; ours_limits_off: off",
  "baseline": "$BASE_DESC",
  "alternating rounds": "$PAIRED_ROUNDS rounds at c=16, ${PAIRED_SECONDS}s per leg",

@@ -16,12 +16,15 @@
 # The two gunicorn arms are kept for comparison only: each runs from a `git
 # worktree` of its commit with this checkout's .venv (bench/isolated.py), and needs
 # gunicorn, no longer a dependency, installed there (pip install gunicorn==27.0.1).
-# Each round runs every server once at c=16 and once at c=1; the order is reversed
+# AB_WORKLOADS ("working_notes"; also "mcp_working_notes", the same note as an MCP
+# tools/call, reported as NAME/mcp) names what each server is measured on.
+# Each round runs every server on each workload once at c=16 and once at c=1; the
+# order of the servers is reversed
 # every other round, so a drift in the machine's load (other processes share it)
 # falls on every server alike. Figures per run go to $OUT/runs.tsv; the summary
 # (medians, and medians of each round's ratio to the first server) is printed.
 #
-# Knobs: AB_ROUNDS (10), AB_SECONDS (10), AB_WARMUP (2), AB_WORKERS (3),
+# Knobs: AB_ROUNDS (10), AB_SECONDS (10), AB_WORKLOADS (working_notes), AB_WARMUP (2), AB_WORKERS (3),
 # AB_THREADS (3), AB_PRESEED (5000), AB_PORT_BASE (18510), AB_PG
 # (postgres://postgres@127.0.0.1:5432), AB_DB (pc_server_ab), AB_REDIS_URL
 # (redis://127.0.0.1:6379/13).
@@ -32,6 +35,9 @@ ROUNDS=${AB_ROUNDS:-10}
 SECONDS_PER_RUN=${AB_SECONDS:-10}
 WARMUP=${AB_WARMUP:-2}
 SERVERS=(${AB_SERVERS:-gthread granian})
+WORKLOADS=(${AB_WORKLOADS:-working_notes})
+# The status each workload's requests answer (an MCP tool call: 200).
+declare -A EXPECT=([working_notes]=202 [mcp_working_notes]=200)
 declare -A REV=([shipped]=${BENCH_SHIPPED_REV:-4bc01e8} [gthread]=${BENCH_GTHREAD_REV:-f6083c8})
 PORT_BASE=${AB_PORT_BASE:-18510}
 PG=${AB_PG:-postgres://postgres@127.0.0.1:5432}
@@ -125,19 +131,19 @@ for name in "${SERVERS[@]}"; do
   say "$name on port ${PORT[$name]}, scope ${SCOPE[$name]}"
 done
 
-measure() {  # measure NAME CONNECTIONS ROUND: one wrk run; prints "rps p50_ms p99_ms"
-  local name=$1 c=$2 env=(BENCH_WRK_DIR="$ROOT/bench/wrk" BENCH_SCOPE="${SCOPE[$1]}"
-    BENCH_TOKEN="$TOKEN" BENCH_EXPECT=202)
-  env "${env[@]}" BENCH_NONCE="$RUN-$name-$c-$3w" wrk -t1 -c"$c" -d"${WARMUP}s" \
-    -s "$ROOT/bench/wrk/working_notes.lua" "http://127.0.0.1:${PORT[$name]}" >/dev/null
-  env "${env[@]}" BENCH_NONCE="$RUN-$name-$c-$3" wrk -t1 -c"$c" -d"${SECONDS_PER_RUN}s" \
-    -s "$ROOT/bench/wrk/working_notes.lua" "http://127.0.0.1:${PORT[$name]}" |
-    "$ROOT/.venv/bin/python" -c '
-import json, sys
+measure() {  # measure NAME WORKLOAD CONNECTIONS ROUND: one wrk run; prints "rps p50_ms p99_ms"
+  local name=$1 workload=$2 c=$3 env=(BENCH_WRK_DIR="$ROOT/bench/wrk"
+    BENCH_SCOPE="${SCOPE[$1]}" BENCH_TOKEN="$TOKEN" BENCH_EXPECT="${EXPECT[$2]}")
+  env "${env[@]}" BENCH_NONCE="$RUN-$name-$workload-$c-$4w" wrk -t1 -c"$c" -d"${WARMUP}s" \
+    -s "$ROOT/bench/wrk/$workload.lua" "http://127.0.0.1:${PORT[$name]}" >/dev/null
+  env "${env[@]}" BENCH_NONCE="$RUN-$name-$workload-$c-$4" wrk -t1 -c"$c" \
+    -d"${SECONDS_PER_RUN}s" -s "$ROOT/bench/wrk/$workload.lua" \
+    "http://127.0.0.1:${PORT[$name]}" | EXPECTED="${EXPECT[$2]}" "$ROOT/.venv/bin/python" -c '
+import json, os, sys
 for line in sys.stdin:
     if line.startswith("BENCH_JSON "):
         result = json.loads(line[len("BENCH_JSON "):])
-        bad = {k: v for k, v in result["statuses"].items() if k != "202"}
+        bad = {k: v for k, v in result["statuses"].items() if k != os.environ["EXPECTED"]}
         errors = {k: v for k, v in result["errors"].items() if v}
         assert not bad and not errors, result
         seconds = result["duration_us"] / 1e6
@@ -152,10 +158,14 @@ for round in $(seq 1 "$ROUNDS"); do
     order=(); for ((j=${#SERVERS[@]}-1; j>=0; j--)); do order+=("${SERVERS[$j]}"); done
   fi
   for name in "${order[@]}"; do
-    for c in 16 1; do
-      read -r rps p50 p99 < <(measure "$name" "$c" "$round")
-      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$c" "$rps" "$p50" "$p99" >>"$OUT/runs.tsv"
-      say "round $round $name c=$c: $rps/s p50 ${p50} ms p99 ${p99} ms"
+    for workload in "${WORKLOADS[@]}"; do
+      label=$name
+      [ "$workload" = working_notes ] || label=$name/${workload%_working_notes}
+      for c in 16 1; do
+        read -r rps p50 p99 < <(measure "$name" "$workload" "$c" "$round")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$label" "$c" "$rps" "$p50" "$p99" >>"$OUT/runs.tsv"
+        say "round $round $label c=$c: $rps/s p50 ${p50} ms p99 ${p99} ms"
+      done
     done
   done
 done

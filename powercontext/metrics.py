@@ -63,6 +63,12 @@ DB_POOL_ERRORS = Counter(
     "Pool failures: connection requests that timed out, connection attempts that "
     "failed, and connections found broken.",
 )
+DB_CONNECT_FAILURES = Counter(
+    "powercontext_db_connect_failures",
+    "Attempts to open a persistent database connection that failed (each is tried "
+    "again for up to POWERCONTEXT_DB_CONNECT_WAIT); the pool counts its own in "
+    "powercontext_db_pool_errors.",
+)
 
 # psycopg_pool's cumulative statistics (``pop_stats`` resets them) and our counters.
 _POOL_STATS = {
@@ -92,6 +98,10 @@ def rate_limited(limit: str) -> None:
 
 def rate_limit_backend_failed() -> None:
     RATE_LIMIT_BACKEND_FAILURES.inc()
+
+
+def db_connect_failed() -> None:
+    DB_CONNECT_FAILURES.inc()
 
 
 def _pool_stats_collect() -> None:

@@ -7,6 +7,11 @@ from powercontext.settings.envfile import SettingsEnv, settings_error
 env = SettingsEnv()
 
 
+# The DATABASES entry's key for how long a new persistent connection waits for the
+# database, in seconds: read by powercontext/db/postgresql/base.py, which the
+# settings cannot import.
+CONNECT_WAIT = "CONNECT_WAIT"
+
 URL_FORMS = (
     "use postgres://USER:PASSWORD@HOST:PORT/NAME or sqlite:////absolute/path "
     "(docs/deploying.md)"
@@ -18,9 +23,11 @@ def database_from_env(url: str, variable: str = "DATABASE_URL") -> dict:
 
     SQLite runs in WAL mode with IMMEDIATE transactions and a busy timeout so that
     concurrent writers wait for each other instead of failing with "database is
-    locked". PostgreSQL uses psycopg 3's connection pool unless disabled; pooled
-    connections are checked when handed out and reconnected on demand after an
-    outage (docs/operations.md, "Failure behaviour").
+    locked". PostgreSQL keeps one connection per server thread (Django's persistent
+    connections), checked before a request reuses it and reconnected on demand
+    after an outage, a new connection waiting for a restarting database; psycopg
+    3's connection pool instead when ``POWERCONTEXT_DB_POOL`` asks for it
+    (docs/operations.md, "Failure behaviour"; decision 0045).
     """
     try:
         with warnings.catch_warnings():
@@ -46,7 +53,7 @@ def database_from_env(url: str, variable: str = "DATABASE_URL") -> dict:
         }
     elif config["ENGINE"] == "django.db.backends.postgresql":
         options = config.setdefault("OPTIONS", {})
-        if env.bool("POWERCONTEXT_DB_POOL", default=True):
+        if env.bool("POWERCONTEXT_DB_POOL", default=False):
             options["pool"] = {
                 "min_size": env.int("POWERCONTEXT_DB_POOL_MIN", default=2, minimum=0),
                 "max_size": env.int("POWERCONTEXT_DB_POOL_MAX", default=8, minimum=1),
@@ -71,6 +78,12 @@ def database_from_env(url: str, variable: str = "DATABASE_URL") -> dict:
                 "POWERCONTEXT_DB_CONN_MAX_AGE", default=60, minimum=0
             )
             config["CONN_HEALTH_CHECKS"] = True
+            # Read by powercontext.db.postgresql: how long a new connection keeps
+            # trying while the database refuses connections (a restart), as a
+            # request waits for a pooled connection.
+            config[CONNECT_WAIT] = env.float(
+                "POWERCONTEXT_DB_CONNECT_WAIT", default=10.0, minimum=0
+            )
         # Checks each pooled connection as it is handed out and replaces those a
         # database restart broke; gives hot paths prepared statements.
         config["ENGINE"] = "powercontext.db.postgresql"
@@ -113,6 +126,9 @@ def replica_from_env(url: str, primary: dict) -> dict:
     config["OPTIONS"]["connect_timeout"] = max(2, round(timeout))
     if "pool" in config["OPTIONS"]:
         config["OPTIONS"]["pool"]["timeout"] = timeout
+    else:
+        # An unreachable replica sends reads to the primary at once.
+        config[CONNECT_WAIT] = 0.0
     # Tests never create or flush a replica: it mirrors the primary.
     config["TEST"] = {"MIRROR": "default"}
     return config

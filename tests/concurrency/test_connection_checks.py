@@ -1,7 +1,8 @@
-"""The check of a persistent connection before a request reuses it (PostgreSQL).
+"""Persistent connections (PostgreSQL): the check before a request reuses one, and
+the wait of a new one for a database that refuses connections.
 
-With the pool off (``POWERCONTEXT_DB_POOL=false``) Django keeps a connection per
-thread and, with ``CONN_HEALTH_CHECKS``, asks the backend's ``is_usable()`` at each
+With persistent connections (the default; ``POWERCONTEXT_DB_POOL=false``) Django
+keeps a connection per thread and, with ``CONN_HEALTH_CHECKS``, asks the backend's ``is_usable()`` at each
 request's first query. Django's own answer is a ``SELECT 1``: a round trip per
 request. Ours looks at the socket first: an idle healthy connection has nothing
 to read, one the server closed has an end of file or a termination notice there,
@@ -15,12 +16,17 @@ whatever the socket says.
 from __future__ import annotations
 
 import select
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections
+from prometheus_client import REGISTRY
+
+from powercontext.db.postgresql.base import CONNECT_WAIT, DatabaseWrapper
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -79,3 +85,46 @@ def test_a_connection_the_server_ended_is_not_usable(own_connection: Any) -> Non
     assert readable
 
     assert not own_connection.is_usable()
+
+
+def connecting(**changes: Any) -> DatabaseWrapper:
+    """A connection of its own to the test database's server with ``changes`` made
+    to its settings; not connected yet."""
+    settings = {**connection.settings_dict, **changes}
+    settings["OPTIONS"] = {**settings["OPTIONS"], "connect_timeout": 2}
+    return DatabaseWrapper(settings, alias="connecting")
+
+
+def connect_failures() -> float:
+    """``powercontext_db_connect_failures_total`` as /metrics shows it."""
+    return REGISTRY.get_sample_value("powercontext_db_connect_failures_total") or 0.0
+
+
+def unused_port() -> int:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        return int(unused.getsockname()[1])
+
+
+def seconds_to_fail(wrapper: DatabaseWrapper) -> float:
+    started = time.monotonic()
+    with pytest.raises(OperationalError):
+        wrapper.ensure_connection()
+    return time.monotonic() - started
+
+
+def test_a_new_connection_waits_for_a_database_that_refuses_connections() -> None:
+    """Nothing listens on the port: tried again until the wait is over."""
+    wrapper = connecting(PORT=unused_port(), **{CONNECT_WAIT: 1.5})
+    failures_before = connect_failures()
+
+    assert 1.5 <= seconds_to_fail(wrapper) < 5
+    # 50 ms, doubling up to 0.5 s: at least 5 attempts in 1.5 s, each counted.
+    assert connect_failures() - failures_before >= 5
+
+
+def test_a_new_connection_without_a_wait_fails_at_once() -> None:
+    """The replica's entry: an unreachable replica sends reads to the primary."""
+    wrapper = connecting(PORT=unused_port(), **{CONNECT_WAIT: 0.0})
+
+    assert seconds_to_fail(wrapper) < 1

@@ -43,9 +43,9 @@ from tests.robustness.processes import (
     wait_until,
 )
 
-# A request waits this long for a database connection before its 503, as in the
-# robustness fault tests: an outage costs seconds, not the pool's default 10 s.
-POOL_TIMEOUT = "3"
+# A request waits this long for a new database connection before its 503, as in the
+# robustness fault tests: an outage costs seconds, not the default 10 s.
+CONNECT_WAIT = "3"
 
 
 @dataclass
@@ -132,7 +132,7 @@ def _record(
         proxy.start()
         proxied = f"postgres://postgres@127.0.0.1:{proxy.port}/consistency"
         env = production_env(
-            proxied, _static_root(work), POWERCONTEXT_DB_POOL_TIMEOUT=POOL_TIMEOUT
+            proxied, _static_root(work), POWERCONTEXT_DB_CONNECT_WAIT=CONNECT_WAIT
         )
         server = LaunchedServer(env, work, workers=2, threads=4)
         server.start()

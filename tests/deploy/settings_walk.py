@@ -23,7 +23,7 @@ from pathlib import Path
 BASE = (
     "DJANGO_SETTINGS_MODULE=powercontext.settings.production\n"
     f"DJANGO_SECRET_KEY={'k' * 60}\n"
-    # PostgreSQL, so that the pool's settings are read too (nothing connects).
+    # PostgreSQL, so that its connection settings are read too (nothing connects).
     "DATABASE_URL=postgres://powercontext:secret@127.0.0.1:5432/powercontext\n"
     "DJANGO_ALLOWED_HOSTS=context.example.com\n"
 )
@@ -31,7 +31,10 @@ LINE = BASE.count("\n") + 1  # the bad value's line
 # What makes the settings read a variable they skip with BASE.
 CONTEXT = {
     "POWERCONTEXT_SQLITE_BUSY_TIMEOUT": "DATABASE_URL=sqlite:////tmp/walk.sqlite3\n",
-    "POWERCONTEXT_DB_CONN_MAX_AGE": "POWERCONTEXT_DB_POOL=false\n",
+    **{
+        f"POWERCONTEXT_DB_POOL_{name}": "POWERCONTEXT_DB_POOL=true\n"
+        for name in ("MIN", "MAX", "TIMEOUT", "RECONNECT_TIMEOUT")
+    },
     "POWERCONTEXT_REPLICA_TIMEOUT": (
         "DATABASE_REPLICA_URL=postgres://powercontext:secret@127.0.0.2:5432/pc\n"
     ),

@@ -1,5 +1,7 @@
-"""docs/deploying.md, "2. The database": a password with URL characters, percent-
-encoded by the page's command, reaches PostgreSQL as it was written."""
+"""The DATABASES entry a ``DATABASE_URL`` stands for: a password with URL
+characters, percent-encoded by docs/deploying.md's command ("2. The database"),
+reaches PostgreSQL as it was written; how PostgreSQL's connections are kept
+(docs/operations.md, "Failure behaviour")."""
 
 from __future__ import annotations
 
@@ -9,7 +11,11 @@ import sys
 
 import pytest
 
-from powercontext.settings.databases import database_from_env
+from powercontext.settings.databases import (
+    CONNECT_WAIT,
+    database_from_env,
+    replica_from_env,
+)
 from tests.deploy.deployment import DOC
 
 # The page's one-liner, as printed (its interpreter path replaced by ours).
@@ -51,3 +57,38 @@ def test_an_encoded_password_is_read_back_whole(password: str) -> None:
         5432,
         "pc",
     )
+
+
+POSTGRES = "postgres://powercontext:secret@db.example.net:5432/pc"
+
+
+def test_postgresql_keeps_a_checked_connection_per_thread_by_default() -> None:
+    """Persistent connections, checked before reuse, waiting 10 s for a restart."""
+    config = database_from_env(POSTGRES)
+
+    assert "pool" not in config["OPTIONS"]
+    assert config["CONN_MAX_AGE"] == 60
+    assert config["CONN_HEALTH_CHECKS"] is True
+    assert config[CONNECT_WAIT] == 10.0
+
+
+def test_postgresql_takes_connections_from_a_pool_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("POWERCONTEXT_DB_POOL", "true")
+    monkeypatch.setenv("POWERCONTEXT_DB_POOL_TIMEOUT", "4")
+
+    config = database_from_env(POSTGRES)
+
+    assert config["OPTIONS"]["pool"]["timeout"] == 4.0
+    assert config["CONN_MAX_AGE"] == 0
+    assert CONNECT_WAIT not in config
+
+
+def test_the_replica_does_not_wait_for_a_connection() -> None:
+    """An unreachable replica sends reads to the primary at once."""
+    primary = database_from_env(POSTGRES)
+
+    replica = replica_from_env(POSTGRES.replace("db.", "replica."), primary)
+
+    assert replica[CONNECT_WAIT] == 0.0

@@ -123,13 +123,13 @@ def fault_service(
     tmp_path_factory: pytest.TempPathFactory,
     static_root: Path,
 ) -> Iterator[Service]:
-    """Production settings on ``fault_cluster``; a request waits 3 s for a database
-    connection before it is answered 503 (as in test_database_restart.py)."""
+    """Production settings on ``fault_cluster``; a request waits 3 s for a new
+    database connection before it is answered 503 (as in test_database_restart.py)."""
     with serving_production(
         fault_cluster.url,
         tmp_path_factory.mktemp("faults"),
         static_root,
-        POWERCONTEXT_DB_POOL_TIMEOUT="3",
+        POWERCONTEXT_DB_CONNECT_WAIT="3",
     ) as service:
         yield service
 

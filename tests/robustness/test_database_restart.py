@@ -33,24 +33,45 @@ from tests.robustness.processes import PostgresCluster, wait_until
 
 pytestmark = pytest.mark.postgres
 
-POOL_TIMEOUT = 3.0  # POWERCONTEXT_DB_POOL_TIMEOUT: how long a request waits for a DB
-# A gthread worker may queue a request behind a busy thread once, so twice that,
-# plus slack for a loaded CI machine.
-ANSWER_BOUND = 2 * POOL_TIMEOUT + 10
+# How long a request waits for the database: POWERCONTEXT_DB_CONNECT_WAIT with
+# persistent connections (the default), POWERCONTEXT_DB_POOL_TIMEOUT with the pool.
+DATABASE_WAIT = 3.0
+# A worker may queue a request behind a busy thread once, so twice that, plus slack
+# for a loaded CI machine.
+ANSWER_BOUND = 2 * DATABASE_WAIT + 10
+# The two ways of connecting: Django's persistent connections (the default) and
+# psycopg's pool.
+CONNECTIONS = ("persistent", "pool")
 # Long enough that psycopg's default reconnect backoff (1, 2, 4, 8, 16 s ...) would
 # still be waiting when the database returns.
 OUTAGE = 16.0
 # Reconnecting on demand makes recovery immediate; 8 s is the pool's reconnect
 # window (5 s by default) plus slack. The default backoff took 13 s and more here.
 RECOVERY_BOUND = 8.0
+# How long the database stays down under a request that waits for it.
+DOWN_WHILE_WAITING = 3.0
 
 
-@pytest.fixture
+def connections_env(connections: str, wait: float) -> dict[str, str]:
+    """The service's environment for ``connections``, a request waiting up to
+    ``wait`` seconds for the database."""
+    if connections == "pool":
+        return {
+            "POWERCONTEXT_DB_POOL": "true",
+            "POWERCONTEXT_DB_POOL_TIMEOUT": str(wait),
+        }
+    return {"POWERCONTEXT_DB_CONNECT_WAIT": str(wait)}
+
+
+@pytest.fixture(params=CONNECTIONS)
 def service(
-    start_production: Callable[..., Service], throwaway_cluster: PostgresCluster
+    request: pytest.FixtureRequest,
+    start_production: Callable[..., Service],
+    throwaway_cluster: PostgresCluster,
 ) -> Service:
+    """The service with persistent connections (the default) or with the pool."""
     return start_production(
-        throwaway_cluster.url, POWERCONTEXT_DB_POOL_TIMEOUT=str(POOL_TIMEOUT)
+        throwaway_cluster.url, **connections_env(request.param, DATABASE_WAIT)
     )
 
 
@@ -188,9 +209,10 @@ def _accepted(response: httpx.Response) -> httpx.Response | None:
 def test_a_database_restart_between_requests_costs_no_request(
     service: Service, client: httpx.Client, throwaway_cluster: PostgresCluster
 ) -> None:
-    """Pooled connections left dead by a restart are replaced, not handed out."""
+    """Connections left dead by a restart are replaced, not used: a persistent one
+    is found by the check before reuse, a pooled one as it is handed out."""
     scope_id = scope_create(client)
-    warm = captures(service, scope_id, "warm", 32)  # fills every worker's pool
+    warm = captures(service, scope_id, "warm", 32)  # every thread's, every pool's
 
     throwaway_cluster.crash()
     throwaway_cluster.start()
@@ -212,9 +234,7 @@ def test_a_lone_request_after_a_restart_does_not_wait_out_the_broken_connections
     3 s one. Sweeping the pool at the first broken connection avoids the wait.
     """
     service = start_production(
-        throwaway_cluster.url,
-        workers=1,
-        POWERCONTEXT_DB_POOL_TIMEOUT=str(POOL_TIMEOUT),
+        throwaway_cluster.url, workers=1, **connections_env("pool", DATABASE_WAIT)
     )
     with service.client() as client:
         scope_id = scope_create(client)
@@ -232,22 +252,36 @@ def test_a_lone_request_after_a_restart_does_not_wait_out_the_broken_connections
     assert seconds < 2.0
 
 
-def test_without_the_pool_a_restart_between_requests_costs_no_request(
-    start_production: Callable[..., Service], throwaway_cluster: PostgresCluster
+@pytest.mark.parametrize("connections", CONNECTIONS)
+def test_a_request_sent_while_the_database_restarts_waits_for_it(
+    connections: str,
+    start_production: Callable[..., Service],
+    throwaway_cluster: PostgresCluster,
 ) -> None:
-    """Persistent connections (``POWERCONTEXT_DB_POOL=false``) left dead by a
-    restart are found by the check before reuse and replaced."""
-    service = start_production(throwaway_cluster.url, POWERCONTEXT_DB_POOL="false")
+    """A request that finds the database down waits for it (up to the wait) and
+    is answered once it is back, not failed at once."""
+    service = start_production(
+        throwaway_cluster.url, workers=1, **connections_env(connections, 60)
+    )
     with service.client() as client:
         scope_id = scope_create(client)
-    warm = captures(service, scope_id, "warm", 32)  # a connection on every thread
+    warm = captures(service, scope_id, "warm", 8)
 
     throwaway_cluster.crash()
-    throwaway_cluster.start()
-    after = captures(service, scope_id, "after", 16)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        sent = pool.submit(
+            timed,
+            service,
+            "POST",
+            "/v1/sources/content",
+            json={"scope_id": scope_id, "source_id": "waited", "content": "waited"},
+        )
+        time.sleep(DOWN_WHILE_WAITING)
+        assert not sent.done(), sent.result()[1].text
+        throwaway_cluster.start()
+        seconds, answer = sent.result(timeout=60)
 
-    assert statuses(warm) == [202] * 32
-    assert statuses(after) == [202] * 16, after
-    with service.client() as client:
-        positions = [item["position"] for item in all_sources(client, scope_id)]
-    assert positions == list(range(1, 49))
+    assert statuses(warm) == [202] * 8
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["position"] == 9
+    assert seconds >= DOWN_WHILE_WAITING

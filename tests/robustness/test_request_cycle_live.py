@@ -2,8 +2,8 @@
 Django's receivers that can do nothing left out, every request still gives its
 pooled connection back when it ends.
 
-One worker, four threads and a pool of one connection: a request that kept its
-connection would leave the other three threads waiting for the pool's timeout
+One worker, four threads and a pool of one connection (``POWERCONTEXT_DB_POOL``):
+a request that kept its connection would leave the other three threads waiting for the pool's timeout
 (1 s here) and answering ``503 unavailable``.
 """
 
@@ -36,6 +36,7 @@ def test_four_threads_share_one_pooled_connection_request_after_request(
         service = start_production(
             database_url,
             workers=1,
+            POWERCONTEXT_DB_POOL="true",
             POWERCONTEXT_DB_POOL_MIN="1",
             POWERCONTEXT_DB_POOL_MAX="1",
             POWERCONTEXT_DB_POOL_TIMEOUT="1",

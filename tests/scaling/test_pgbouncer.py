@@ -2,9 +2,10 @@
 (docs/operations.md, "PostgreSQL": the settings it needs).
 
 PgBouncer 1.18 (Debian 12) cannot carry protocol-level prepared statements, so
-the service runs with ``POWERCONTEXT_DB_DISABLE_PREPARE=true``; two workers with
-pools of 8 share 4 server connections, so every request's transactions land on
-whichever server connection is free.
+the service runs with ``POWERCONTEXT_DB_DISABLE_PREPARE=true``; two workers of 8
+threads, each thread keeping its own client connection, share 4 server
+connections, so every request's transactions land on whichever server connection
+is free.
 """
 
 from __future__ import annotations
