@@ -1,1 +1,2 @@
-"""Database plumbing shared by the project (a PostgreSQL backend for the pool)."""
+"""Database plumbing shared by the project (a PostgreSQL backend whose connections
+are checked before reuse and waited for on a restart, with prepared statements)."""

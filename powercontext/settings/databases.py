@@ -84,8 +84,9 @@ def database_from_env(url: str, variable: str = "DATABASE_URL") -> dict:
             config[CONNECT_WAIT] = env.float(
                 "POWERCONTEXT_DB_CONNECT_WAIT", default=10.0, minimum=0
             )
-        # Checks each pooled connection as it is handed out and replaces those a
-        # database restart broke; gives hot paths prepared statements.
+        # Checks a connection before it is used again (persistent or pooled) and
+        # replaces one a database restart broke; a new persistent connection waits
+        # for a restarting database; gives hot paths prepared statements.
         config["ENGINE"] = "powercontext.db.postgresql"
         # At least 1: libpq waits for ever on a connect_timeout of 0.
         options.setdefault(

@@ -2,8 +2,8 @@
 the wait of a new one for a database that refuses connections.
 
 With persistent connections (the default; ``POWERCONTEXT_DB_POOL=false``) Django
-keeps a connection per thread and, with ``CONN_HEALTH_CHECKS``, asks the backend's ``is_usable()`` at each
-request's first query. Django's own answer is a ``SELECT 1``: a round trip per
+keeps a connection per thread and, with ``CONN_HEALTH_CHECKS``, asks the backend's
+``is_usable()`` at each request's first query. Django's own answer is a ``SELECT 1``: a round trip per
 request. Ours looks at the socket first: an idle healthy connection has nothing
 to read, one the server closed has an end of file or a termination notice there,
 and only then is the round trip made.

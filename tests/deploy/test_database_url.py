@@ -11,11 +11,9 @@ import sys
 
 import pytest
 
-from powercontext.settings.databases import (
-    CONNECT_WAIT,
-    database_from_env,
-    replica_from_env,
-)
+# The key as the backend reads it: the settings must write that one.
+from powercontext.db.postgresql.base import CONNECT_WAIT
+from powercontext.settings.databases import database_from_env, replica_from_env
 from tests.deploy.deployment import DOC
 
 # The page's one-liner, as printed (its interpreter path replaced by ours).

@@ -3,8 +3,8 @@ Django's receivers that can do nothing left out, every request still gives its
 pooled connection back when it ends.
 
 One worker, four threads and a pool of one connection (``POWERCONTEXT_DB_POOL``):
-a request that kept its connection would leave the other three threads waiting for the pool's timeout
-(1 s here) and answering ``503 unavailable``.
+a request that kept its connection would leave the other three threads waiting for
+the pool's timeout (1 s here) and answering ``503 unavailable``.
 """
 
 from __future__ import annotations
