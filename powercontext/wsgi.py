@@ -62,8 +62,10 @@ get_resolver().url_patterns  # noqa: B018
 # containers, and with the defaults its parse ran about ten full collections, up
 # to 0.15 s each with the GIL held, stalling the worker's other threads (0.8 s of
 # collection per body; 0.07 s with these). A request's own cyclic garbage (DRF's
-# request and view refer to each other) is a few kilobytes, so collecting it less
-# often costs a few megabytes at most (docs/operations.md, "Memory").
+# request and view refer to each other) holds its body, so collecting by
+# allocations alone could keep many bodies: the body size limit's middleware also
+# collects by the bytes of the bodies read (powercontext.heap.RequestGarbage;
+# docs/operations.md, "Memory").
 GARBAGE_COLLECTION_THRESHOLDS = (50_000, 10, 10)
 gc.freeze()
 gc.set_threshold(*GARBAGE_COLLECTION_THRESHOLDS)

@@ -170,6 +170,10 @@ class BodySizeLimitMiddleware:
     another is refused at once, unread, with ``Retry-After: 1``. So a thread is
     always left for small requests and the health probes, however many large
     bodies arrive (docs/api.md: no input starves the other callers).
+
+    What the requests that read a body leave for the cyclic collector is collected
+    once their bodies add up to ``POWERCONTEXT_LARGE_BODY_BYTES`` - after every
+    large body - and the freed memory handed back (``powercontext.heap``).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -177,6 +181,7 @@ class BodySizeLimitMiddleware:
         self.large_bodies = threading.BoundedSemaphore(
             settings.POWERCONTEXT_LARGE_BODY_CONCURRENCY
         )
+        self.garbage = heap.RequestGarbage(settings.POWERCONTEXT_LARGE_BODY_BYTES)
         heap.large_blocks_go_straight_back()
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -191,14 +196,17 @@ class BodySizeLimitMiddleware:
                 return error_response(RequestTooLarge(_too_large_message(limit)))
         size = int(request.META.get("CONTENT_LENGTH") or 0)
         if size < settings.POWERCONTEXT_LARGE_BODY_BYTES:
-            return self.get_response(request)
-        if not self.large_bodies.acquire(blocking=False):
+            response = self.get_response(request)
+        elif self.large_bodies.acquire(blocking=False):
+            try:
+                response = self.get_response(request)
+            finally:
+                self.large_bodies.release()
+        else:
             return error_response(ServerBusy())
-        try:
-            return self.get_response(request)
-        finally:
-            self.large_bodies.release()
-            heap.release_free_memory()
+        if size:
+            _run_after_close(response, partial(self.garbage.body_closed, size))
+        return response
 
 
 def content_length_set(response: HttpResponse) -> None:
