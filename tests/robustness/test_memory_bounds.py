@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from powercontext import shape
+from powercontext.limits import CONTENT_MAX_LENGTH
 from tests.robustness.conftest import (
     Service,
     production_env,
@@ -223,7 +224,7 @@ def repeated_bodies(scope_id: str) -> dict[str, Callable[[int], tuple[str, bytes
     _, refused_path, refused = adversarial_bodies(scope_id)["array of 0"]
 
     def capture(n: int) -> tuple[str, bytes]:
-        content = f"{n:08d}".ljust(SOURCE_CHARACTERS, "x")  # a new Source each time
+        content = f"{n:08d}".ljust(CONTENT_MAX_LENGTH, "x")  # a new Source each time
         body = {"scope_id": scope_id, "source_id": f"r-{n}", "content": content}
         return "/v1/sources/content", json.dumps(body).encode()
 
@@ -233,8 +234,6 @@ def repeated_bodies(scope_id: str) -> dict[str, Callable[[int], tuple[str, bytes
     }
 
 
-# The longest content a Source may have (docs/api.md).
-SOURCE_CHARACTERS = 200_000
 # kind: (its status, sends before the measure, sends measured, growth allowed in bodies)
 REPEATED = {
     "refused at the limit": (422, 4, 8, 3),
