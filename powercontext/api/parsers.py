@@ -4,6 +4,8 @@ Rejected with 422 (never a 500): invalid UTF-8, malformed JSON, ``NaN``/``Infini
 duplicate object keys, nesting deep enough to exhaust the decoder, numbers RFC 8785
 cannot canonicalise, strings holding NUL or unpaired surrogates, and any top-level
 value that is not an object. ``-0.0`` is read as ``0.0`` (``powercontext.jsonvalues``).
+Refused with 413 before it is read: a body holding more JSON nodes than reading it
+within the memory bound allows (``check_json_nodes``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from rest_framework.parsers import BaseParser
 from powercontext.exceptions import RequestValidationError
 from powercontext.inputs import check_json_value
 from powercontext.jsonvalues import request_float
+
+from .exceptions import RequestTooLarge
 
 
 class _DuplicateKey(ValueError):
@@ -43,6 +47,7 @@ def parse_json_object(body: bytes | IO[bytes]) -> dict[str, Any]:
     parsed value (docs/operations.md).
     """
     raw = body if isinstance(body, bytes) else body.read()
+    check_json_nodes(raw)
     suspect = json_may_hold_a_problem(raw)
     text = _utf8_text(raw)
     del raw
@@ -69,6 +74,87 @@ def parse_json_object(body: bytes | IO[bytes]) -> dict[str, Any]:
     if suspect:
         check_json_value(data, ("body",))
     return data
+
+
+# What reading a body may cost (docs/operations.md, "Memory"): at most 32 times its
+# bytes plus 32 MiB. CPython's json makes an object for every JSON object and
+# array, and an object's first member allocates its key table; each of these
+# "nodes" costs up to ~112 bytes resident (a one-item list is the list, its item
+# array and the slot that holds it), so a body dense in them costs up to 44 times
+# its bytes to parse (``[[[[[[[[[[]]]]]]]]]]`` repeated), where strings and numbers
+# cost at most 13. So a body may hold at most as many nodes as its share of the bound
+# pays for at 128 bytes each, after four copies of the body itself (the server's
+# buffer, the bytes, the text, and one for the rest of the request): 7 nodes for
+# every 32 bytes plus 262,144. Counted as the ``[``, ``{`` and ``:`` outside
+# strings; a body of 335,544 bytes or fewer cannot hold more, so is not counted.
+NODE_COST_BYTES = 128
+_BOUND_TIMES_BODY = 32
+_BOUND_ALLOWANCE_BYTES = 32 * 1024 * 1024
+_BODY_COPIES = 4
+_NODE_MARKS = (b"[", b"{", b":")
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+# From a point outside strings: what lies outside strings and the whole strings,
+# up to the first string the slice's end cuts. Possessive: no backtracking.
+_OUTSIDE_AND_WHOLE_STRINGS = re.compile(
+    rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL
+)
+# Strings are cut out of a slice of the body at a time, so the copy is bounded.
+_CUT_SLICE_BYTES = 256 * 1024
+
+
+def max_json_nodes(size: int) -> int:
+    """How many JSON nodes (objects, arrays, object members) a body of ``size``
+    bytes may hold."""
+    budget = (_BOUND_TIMES_BODY - _BODY_COPIES) * size + _BOUND_ALLOWANCE_BYTES
+    return budget // NODE_COST_BYTES
+
+
+def check_json_nodes(raw: bytes) -> None:
+    """Refuse (413) the body ``raw`` when it holds more JSON nodes than
+    ``max_json_nodes`` allows, before any of it is decoded.
+
+    The marks are first counted in the whole body (a fast upper bound); only when
+    that is over the limit are they counted again outside strings, so a long text
+    full of brackets or colons passes.
+    """
+    limit = max_json_nodes(len(raw))
+    if len(raw) <= limit:
+        return
+    marks = _marks(raw)
+    if marks <= limit:
+        return
+    nodes = json_nodes(raw)
+    if nodes > limit:
+        raise RequestTooLarge(
+            f"The request body holds {nodes} JSON objects, arrays and members; "
+            f"a body of {len(raw)} bytes may hold at most {limit}. "
+            "Send less structure in one request.",
+            details={"reason": "too_many_nodes", "nodes": nodes, "max_nodes": limit},
+        )
+
+
+def _marks(raw: bytes, start: int = 0, end: int | None = None) -> int:
+    return sum(raw.count(mark, start, end) for mark in _NODE_MARKS)
+
+
+def json_nodes(raw: bytes, *, slice_bytes: int = _CUT_SLICE_BYTES) -> int:
+    """The JSON nodes of the text ``raw``: its objects, arrays and object members,
+    counted as the ``[``, ``{`` and ``:`` outside its strings, a slice at a time,
+    cut where no string is open, its strings cut out."""
+    marks, position, size = 0, 0, len(raw)
+    while position < size:
+        found = _OUTSIDE_AND_WHOLE_STRINGS.match(raw, position, position + slice_bytes)
+        end = position if found is None else found.end()  # it matches "" at least
+        if end > position:
+            marks += _marks(_JSON_STRING.sub(b"", raw[position:end]))
+            position = end
+            continue
+        # A string longer than a slice starts here: it holds no node.
+        string = _JSON_STRING.match(raw, position)
+        if string is None:
+            return marks  # nor does an unterminated one: parsing stops there
+        position = string.end()
+    return marks
 
 
 # What can make a decoded value unstorable is visible in the body's bytes: a NUL or

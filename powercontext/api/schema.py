@@ -27,7 +27,8 @@ _DESCRIPTIONS = {
     409: "Conflict with stored state.",
     410: "The cursor has expired (`cursor_expired`).",
     412: "If-Match did not match (`precondition_failed`).",
-    413: "Body over the size limit (`request_too_large`).",
+    413: "Body over the size limit, or holding more JSON nodes than its size allows "
+    "(`request_too_large`).",
     415: "Body is not JSON (`unsupported_media_type`).",
     422: "Schema violation or domain rule (`invalid_request`).",
     500: "Unexpected failure (`internal_error`).",

@@ -14,6 +14,7 @@ import mcp_types as types
 from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 
+from powercontext.api.parsers import check_json_nodes
 from powercontext.api.permissions import principal_of
 from powercontext.api.ratelimit import principal_limit
 
@@ -49,5 +50,9 @@ class _Endpoint:
 
 
 def answer(request: Request) -> protocol.Reply:
-    """The reply to the JSON-RPC message POSTed in ``request``."""
-    return protocol.reply(request.body, _Endpoint(request))
+    """The reply to the JSON-RPC message POSTed in ``request``; a body holding more
+    JSON nodes than its size allows is refused (413) before it is read, as the
+    API's bodies are."""
+    raw = request.body
+    check_json_nodes(raw)
+    return protocol.reply(raw, _Endpoint(request))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -178,6 +179,78 @@ def test_body_at_the_limit_is_accepted(api: ApiClient, settings) -> None:
     response = api.post("/v1/scopes", raw=SCOPE_BODY)
 
     assert response.status_code == 201
+
+
+def most_nodes(size: int) -> int:
+    """docs/operations.md: 7 JSON nodes for every 32 bytes of the body, plus 262,144."""
+    return 7 * size // 32 + 262_144
+
+
+def array_body(item: bytes, count: int) -> bytes:
+    """``{"content":[item,item,...]}``: ``count`` items."""
+    return b'{"content":[' + b",".join([item] * count) + b"]}"
+
+
+def test_a_body_denser_in_json_nodes_than_its_size_allows_is_413_unread(
+    api: ApiClient, scope_id: str
+) -> None:
+    """Each ``[{}]`` is two nodes in five bytes; the object, its one member and the
+    outer array are three more."""
+    count = 600_000
+    body = array_body(b"[{}]", count)
+    assert 2 * count + 3 > most_nodes(len(body))
+
+    response = api.post(f"/v1/scopes/{scope_id}/sources", raw=body)
+
+    assert response.status_code == 413
+    error = error_of(response)
+    assert error["code"] == "request_too_large"
+    assert error["details"] == {
+        "reason": "too_many_nodes",
+        "nodes": 2 * count + 3,
+        "max_nodes": most_nodes(len(body)),
+    }
+
+
+def test_a_body_at_its_most_json_nodes_is_read(api: ApiClient, scope_id: str) -> None:
+    """The same shape with as many nodes as the limit allows is read and stored."""
+    count = 600_000
+    size = len(array_body(b"[{}]", count))
+    while 2 * count + 3 > most_nodes(size):
+        count, size = count - 1, size - len(b"[{}],")
+    assert len(array_body(b"[{}]", count)) == size
+
+    response = api.post(
+        f"/v1/scopes/{scope_id}/sources", raw=array_body(b"[{}]", count)
+    )
+
+    assert response.status_code == 201, response.content[:300]
+
+
+def test_brackets_and_colons_inside_strings_are_not_nodes(
+    api: ApiClient, scope_id: str
+) -> None:
+    text = "[{:" * 150_000
+    body = json.dumps({"content": text}).encode()
+    assert sum(body.count(mark) for mark in (b"[", b"{", b":")) > most_nodes(len(body))
+
+    response = api.post(f"/v1/scopes/{scope_id}/sources", raw=body)
+
+    assert response.status_code == 201, response.content[:300]
+    assert api.get(response["Location"]).json()["content"] == text
+
+
+def test_the_densest_content_a_source_may_hold_is_accepted(
+    api: ApiClient, scope_id: str, settings
+) -> None:
+    """Empty arrays, three bytes a node, up to the largest canonical content."""
+    count = (settings.POWERCONTEXT_MAX_SOURCE_BYTES - 1) // 3
+    body = array_body(b"[]", count)
+    assert len(body) - len(b'{"content":}') <= settings.POWERCONTEXT_MAX_SOURCE_BYTES
+
+    response = api.post(f"/v1/scopes/{scope_id}/sources", raw=body)
+
+    assert response.status_code == 201, response.content[:300]
 
 
 @pytest.mark.parametrize(

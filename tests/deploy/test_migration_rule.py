@@ -75,6 +75,11 @@ EXCEPTIONS = {
         "one giving the same results (tests/search/test_search_text_function.py); "
         "old workers' inserts evaluate whichever body is current, the indexes stay valid"
     ),
+    ("sources", "0015_search_text_linear_walk", 0): (
+        "replaces the body of the search index's IMMUTABLE function with one giving "
+        "the same results in linear time (tests/search/test_search_text_function.py); "
+        "old workers' inserts evaluate whichever body is current, the index stays valid"
+    ),
     ("sources", "0014_words_through_trigrams", 0): (
         "drops the words search index CONCURRENTLY (no lock that stops captures); "
         "old workers' words searches still answer right, reading the scope without "

@@ -192,3 +192,25 @@ def test_unpaired_surrogates_are_answered_never_a_500(
         {"jsonrpc", "id", "error"},
         {"jsonrpc", "id", "result"},
     )
+
+
+def test_a_message_denser_in_json_nodes_than_its_size_allows_is_413_unread(
+    api: ApiClient,
+) -> None:
+    """As the API's bodies: 7 nodes for every 32 bytes plus 262,144 (each ``[{}]``
+    is two)."""
+    count = 600_000
+    body = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
+        b'{"name":"list_scopes","arguments":{"padding":['
+        + b",".join([b"[{}]"] * count)
+        + b"]}}}"
+    )
+
+    response = api.post(MCP, raw=body)
+
+    assert response.status_code == 413
+    error = error_of(response)
+    assert error["code"] == "request_too_large"
+    assert error["details"]["reason"] == "too_many_nodes"
+    assert error["details"]["max_nodes"] == 7 * len(body) // 32 + 262_144

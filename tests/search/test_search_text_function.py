@@ -1,8 +1,9 @@
-"""``sources_search_text`` in PL/pgSQL gives what the SQL body of ``0012_search`` gave.
+"""``sources_search_text`` in PL/pgSQL gives what the SQL body of ``0012_search`` gave,
+in time linear in the values it walks.
 
 The search indexes are expression indexes over the function, built (on an existing
-database) with the SQL body; migration ``sources.0013_search_text_plpgsql`` replaced
-the body without rebuilding them. That is only sound if the two bodies agree on every
+database) with the SQL body; migrations ``sources.0013_search_text_plpgsql`` and
+``sources.0015_search_text_linear_walk`` replaced the body without rebuilding them. That is only sound if the two bodies agree on every
 input - otherwise a Source indexed under one text would be looked up under another and
 never found, or a purge's index clean-up would miss its entries. Hypothesis feeds both
 the same content and metadata (nested objects and arrays, numbers of every kind,
@@ -14,6 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import time
 from typing import Any
 
 import pytest
@@ -91,6 +93,9 @@ def test_the_function_is_the_session_cached_plpgsql_body() -> None:
 @example(content=None, metadata={})
 @example(content=1e20, metadata={"f": -0.0})
 @example(content="line\nbreak é 漢字 🙂", metadata={"z": "\u200b"})
+@example(
+    content=[[[["in"], "order"], 3], {"b": 1, "a": [2, {"c": "x"}]}], metadata=None
+)
 def test_the_plpgsql_body_gives_what_the_sql_body_gave(
     content: Any, metadata: dict[str, Any] | None
 ) -> None:
@@ -106,3 +111,26 @@ def test_the_function_stays_parallel_restricted() -> None:
             "WHERE proname = 'sources_search_text'"
         )
         assert cursor.fetchall() == [("r", "i")]
+
+
+def test_the_walk_takes_time_in_proportion_to_the_values() -> None:
+    """Eight times the values take about eight times as long. The body of ``0013``
+    read them through the set-returning ``jsonb_path_query``, whose time grows with
+    the square of what it returns: 64 times as long, 2.4 s for 175,000 numbers."""
+
+    def seconds(count: int) -> float:
+        content = "[" + ",".join(["0"] * count) + "]"
+        fastest = float("inf")
+        with connection.cursor() as cursor:
+            for _ in range(3):
+                started = time.perf_counter()
+                cursor.execute(
+                    "SELECT length(sources_search_text(%s, NULL))", [content]
+                )
+                assert cursor.fetchone() == (2 * count - 1,)
+                fastest = min(fastest, time.perf_counter() - started)
+        return fastest
+
+    small, large = seconds(20_000), seconds(160_000)
+
+    assert large < 24 * small, f"{small * 1000:.1f} ms, then {large * 1000:.1f} ms"
