@@ -32,6 +32,7 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import negated_parameters
 
 from powercontext.api.openapi import OpenApiDocumentView
@@ -130,15 +131,30 @@ def fuzz_target(fuzz_service: Service) -> FuzzTarget:
     return FuzzTarget(fuzz_service.url, f"Bearer {fuzz_service.token}", scope_id)
 
 
+def mutated_locations(case: Any) -> set[ParameterLocation]:
+    """Where a negative case was made invalid: its named parameters' locations, and
+    those of mutations that name none (a header removed as ``required`` names the
+    container, not the header)."""
+    locations = {location for _, location in negated_parameters(case.meta)}
+    if case.meta is None or not case.meta.generation.mode.is_negative:
+        return locations
+    data = case.meta.phase.data
+    locations.add(getattr(data, "parameter_location", None))
+    locations.update(m.parameter_location for m in getattr(data, "mutations", ()))
+    return locations - {None}
+
+
 def aimed(case: Any, target: FuzzTarget, token: bool, existing_scope: bool) -> None:
     """Give ``case`` our token and/or the id of an existing scope where it names one.
 
     The rest of the cases keep what schemathesis generated: random or missing
-    tokens, random scope ids. A ``scope_id`` that a negative case mutated is kept
-    as generated, so that the case stays invalid.
+    tokens, random scope ids. What a negative case mutated is kept as generated,
+    so that the case stays invalid: a ``scope_id``, and its headers (a token given
+    back to a case whose ``Authorization`` was removed made it valid, and its
+    acceptance was reported as a failure).
     """
     mutated = {name for name, _ in negated_parameters(case.meta)}
-    if token:
+    if token and ParameterLocation.HEADER not in mutated_locations(case):
         case.headers = {**(case.headers or {}), "Authorization": target.authorization}
     if not existing_scope or "scope_id" in mutated:
         return
