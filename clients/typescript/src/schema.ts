@@ -2435,7 +2435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2539,7 +2539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2634,7 +2634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2729,7 +2729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2824,7 +2824,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2911,7 +2911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2989,7 +2989,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3067,7 +3067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3154,7 +3154,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3267,7 +3267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3345,7 +3345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3423,7 +3423,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3510,7 +3510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3605,7 +3605,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3700,7 +3700,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3809,7 +3809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3913,7 +3913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4006,7 +4006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4103,7 +4103,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4209,7 +4209,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4314,7 +4314,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4411,7 +4411,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4509,7 +4509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4606,7 +4606,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4703,7 +4703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4821,7 +4821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4937,7 +4937,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5044,7 +5044,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5153,7 +5153,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5285,7 +5285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5417,7 +5417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5512,7 +5512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5640,7 +5640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5756,7 +5756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5858,7 +5858,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5974,7 +5974,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6093,7 +6093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6188,7 +6188,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6302,7 +6302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6399,7 +6399,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6494,7 +6494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6602,7 +6602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6707,7 +6707,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6789,7 +6789,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6893,7 +6893,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6997,7 +6997,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7101,7 +7101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7196,7 +7196,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7289,7 +7289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7395,7 +7395,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7501,7 +7501,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7595,7 +7595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7688,7 +7688,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7794,7 +7794,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the size limit (`request_too_large`). */
+            /** @description Body over the size limit, or holding more JSON nodes than its size allows (`request_too_large`). */
             413: {
                 headers: {
                     [name: string]: unknown;
