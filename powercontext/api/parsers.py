@@ -19,6 +19,7 @@ from rest_framework.parsers import BaseParser
 from powercontext.exceptions import RequestValidationError
 from powercontext.inputs import check_json_value
 from powercontext.jsonvalues import request_float
+from powercontext.shape import BODY_FACTOR, REQUEST_OVERHEAD_BYTES
 
 from .exceptions import RequestTooLarge
 
@@ -88,8 +89,6 @@ def parse_json_object(body: bytes | IO[bytes]) -> dict[str, Any]:
 # every 32 bytes plus 262,144. Counted as the ``[``, ``{`` and ``:`` outside
 # strings; a body of 335,544 bytes or fewer cannot hold more, so is not counted.
 NODE_COST_BYTES = 128
-_BOUND_TIMES_BODY = 32
-_BOUND_ALLOWANCE_BYTES = 32 * 1024 * 1024
 _BODY_COPIES = 4
 _NODE_MARKS = (b"[", b"{", b":")
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
@@ -105,7 +104,7 @@ _CUT_SLICE_BYTES = 256 * 1024
 def max_json_nodes(size: int) -> int:
     """How many JSON nodes (objects, arrays, object members) a body of ``size``
     bytes may hold."""
-    budget = (_BOUND_TIMES_BODY - _BODY_COPIES) * size + _BOUND_ALLOWANCE_BYTES
+    budget = (BODY_FACTOR - _BODY_COPIES) * size + REQUEST_OVERHEAD_BYTES
     return budget // NODE_COST_BYTES
 
 
